@@ -1,0 +1,51 @@
+# Every target that needs the environment depends on $(STAMP), so a fresh clone
+# can run `make serve` or `make test` directly: the first call sets things up.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+PORT   ?= 8000
+
+.DEFAULT_GOAL := help
+.PHONY: help install serve docs test lint bench train sample translations clean
+
+help: ## list the targets
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | \
+	  awk 'BEGIN {FS = ":.*## "}; {printf "  make %-13s %s\n", $$1, $$2}'
+
+install: $(STAMP) ## create .venv and install the pinned dependencies and KaTeX
+
+$(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml package-lock.json
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -r requirements.txt
+	$(BIN)/pip install --quiet --no-deps -r requirements-nodeps.txt
+	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e .
+	npm ci --no-audit --no-fund --silent
+	@touch $@
+
+serve: $(STAMP) ## build the site and serve it at http://127.0.0.1:$(PORT), reloading on edits
+	$(BIN)/mkdocs serve --dev-addr 127.0.0.1:$(PORT) --livereload
+
+docs: $(STAMP) ## build the site into site/ (strict: any warning fails the build)
+	$(BIN)/mkdocs build --strict
+
+test: $(STAMP) ## run the test suite (numerics, renderer, translations, site in a browser)
+	$(BIN)/python -m pytest
+
+lint: $(STAMP) ## ruff: style and line length (88)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+bench: $(STAMP) ## run the benchmarks; each prints a table of ratios to a reference
+	$(BIN)/python bench/mha.py
+
+train: $(STAMP) ## train the default (cpu) preset on Shakespeare
+	$(BIN)/python train.py
+
+sample: $(STAMP) ## sample from the last checkpoint
+	$(BIN)/python train.py sample
+
+clean: ## remove the environment, the built site and caches
+	rm -rf $(VENV) node_modules site .pytest_cache .ruff_cache .hypothesis
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +

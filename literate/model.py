@@ -1,0 +1,64 @@
+"""The data that flows between the stages: plain, frozen, comparable.
+
+Each stage (parse, translate, render) takes these values and returns new
+ones; nothing is mutated in place, so the command line, the mkdocs plugin and
+the tests all call the same functions and can compare their results.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+# Where a section's prose came from, once the translate stage has run.
+#   source:       the prose is the source's own (English) text;
+#   translated:   a current translation replaced it;
+#   untranslated: no translation yet, the English is shown and marked;
+#   stale:        a translation exists for an older English text, so the
+#                 English is shown and marked "translation out of date".
+State = Literal["source", "translated", "untranslated", "stale"]
+
+
+@dataclass(frozen=True)
+class CodeLine:
+    """One line of the code column, with its 1-based line number in the source."""
+
+    number: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Directive:
+    """A `#>` comment line: an instruction to the build, not prose or code.
+
+    `text` is what follows `#>` (stripped), e.g. `show scaling_table()`.
+    """
+
+    number: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Section:
+    """A paragraph of prose and the code it explains."""
+
+    anchor: str  # stable id, unique in its page: "MultiHeadAttention.forward"
+    docs: str  # markdown, comment markers and common indentation removed
+    docs_lines: tuple[int, ...]  # source lines the prose came from
+    code: tuple[CodeLine, ...]  # comment-only lines are not here
+    symbol: str = ""  # enclosing class/function qualname; "" at module level
+    directives: tuple[Directive, ...] = ()
+    lang: str = "en"
+    state: State = "source"
+    english: str = ""  # the English docs when state != "source"
+
+
+@dataclass(frozen=True)
+class Page:
+    """A whole source file, parsed."""
+
+    source: str  # path relative to the repository root, e.g. "mha.py"
+    title: str
+    summary: str
+    sections: tuple[Section, ...]
+    lang: str = "en"
