@@ -1,0 +1,369 @@
+"""Which spans of prose a translator must not touch, and the keys built from them.
+
+This is the one place that decides what is math, inline code, a link target or
+raw HTML in a section's markdown. The translation keys and the renderer both
+call `extract`, so math is detected in exactly one way everywhere.
+
+    normalize(md)  soft line breaks folded, paragraphs one blank line apart
+    extract(md)    Template: md with every untouchable span replaced by _^_N_^_
+    fill(t, spans) the inverse: fill(extract(m).text, extract(m).spans) == m
+    key(md)        extract(normalize(md)).text, the string a table is keyed by
+
+Math rules, so that an ordinary `$` in a comment is not math: `$…$` opens on a
+`$` followed by neither whitespace nor a plain price such as `$5` or `$3.50`,
+and closes on a `$` preceded by no whitespace and followed by no digit; `\\$`
+is a literal dollar; `$$…$$` is display math and may span lines.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from dataclasses import dataclass
+
+# `_^_3_^_`: the placeholder for span number 3 of a template.
+PLACEHOLDER_RE = re.compile(r"_\^_(\d+)_\^_")
+
+_PUNCT = frozenset(string.punctuation)
+
+# A fence opens a code block: up to three spaces, then ``` or ~~~ (3 or more).
+_FENCE_OPEN = re.compile(r"[ ]{0,3}(`{3,}|~{3,})([^\n]*)")
+# `[label]: target` at the start of a line defines a reference link.
+_REF_DEF = re.compile(r"[ ]{0,3}\[[^\]\n]+\]:[ \t]*(<[^>\n]*>|\S+)")
+# `<https://…>`, `<mailto:…>`: an autolink, any URI scheme (CommonMark's rule).
+_AUTOLINK = re.compile(r"<[A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*>")
+# Raw HTML: comments, declarations, processing instructions and tags.
+_HTML = re.compile(
+    r"<!--.*?-->"
+    r"|<![A-Za-z\[][^>]*>"
+    r"|<\?.*?\?>"
+    r"|</?[A-Za-z][A-Za-z0-9-]*"
+    r"(?:\s+[^\s\"'>/=]+(?:\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s\"'=<>`]+))?)*"
+    r"\s*/?>",
+    re.DOTALL,
+)
+# A bare web address in running text.
+_BARE_URL = re.compile(r"(?:https?|ftp)://[^\s<>\"'`]+", re.IGNORECASE)
+# `$5`, `$3.50`, `$1,000`: a price, not the start of math.
+_PRICE = re.compile(r"\$\d+(?:[.,]\d+)*(?=\s|$|[,;:!?)\]'\"]|\.(?!\d))")
+
+
+@dataclass(frozen=True)
+class Span:
+    """A piece of prose that stays as it is in every language."""
+
+    kind: str  # "math" | "display_math" | "code" | "code_block" | "url" | "html"
+    text: str  # exact source text: "$d_k$", "$$…$$", "`x`", "https://…", "<br>"
+
+
+@dataclass(frozen=True)
+class Template:
+    """Markdown with each untouchable span replaced by `_^_i_^_`."""
+
+    text: str
+    spans: tuple[Span, ...]  # spans[i] is what _^_i_^_ stands for
+
+
+def placeholder(index: int) -> str:
+    """The placeholder text for span number `index`."""
+    return f"_^_{index}_^_"
+
+
+def extract(markdown: str) -> Template:
+    """Replace math, code, link targets and raw HTML by numbered placeholders.
+
+    Spans are numbered in order of appearance, one number per occurrence.
+    """
+    parts: list[str] = []
+    spans: list[Span] = []
+    last = 0
+    for start, end, kind in _find_spans(markdown):
+        parts.append(markdown[last:start])
+        parts.append(placeholder(len(spans)))
+        spans.append(Span(kind, markdown[start:end]))
+        last = end
+    parts.append(markdown[last:])
+    return Template("".join(parts), tuple(spans))
+
+
+def fill(text: str, spans: tuple[Span, ...]) -> str:
+    """Put each span back in place of its placeholder (in any order)."""
+
+    def span_text(match: re.Match[str]) -> str:
+        index = int(match.group(1))
+        if index >= len(spans):
+            raise ValueError(
+                f"placeholder {match.group(0)} at character {match.start()}: "
+                f"expected an index below {len(spans)} (the number of spans)"
+            )
+        return spans[index].text
+
+    return PLACEHOLDER_RE.sub(span_text, text)
+
+
+def key(markdown: str) -> str:
+    """The translation key of a section's markdown."""
+    return extract(normalize(markdown)).text
+
+
+# --- span scanner -----------------------------------------------------------
+
+
+def _find_spans(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, kind) of every untouchable span, left to right.
+
+    One pass, so a `$` inside inline code is code and a `<` inside math is
+    math: whatever opens first owns the characters up to its end.
+    """
+    found: list[tuple[int, int, str]] = []
+    i, n = 0, len(text)
+    while i < n:
+        hit = _span_at(text, i)
+        if hit is None:
+            i += 1
+        elif hit[2] == "":  # literal characters: skip them as a unit
+            i = hit[1]
+        else:
+            found.append(hit)
+            i = hit[1]
+    return found
+
+
+def _span_at(text: str, i: int) -> tuple[int, int, str] | None:
+    """The span starting at `i`, ("" kind for characters to skip) or None."""
+    c = text[i]
+    if i == 0 or text[i - 1] == "\n":
+        line_hit = _line_start_span(text, i)
+        if line_hit is not None:
+            return line_hit
+    if c == "\\" and i + 1 < len(text) and text[i + 1] in _PUNCT:
+        return (i, i + 2, "")
+    if c == "`":
+        return _code_span(text, i)
+    if c == "$":
+        return _math_span(text, i)
+    if c == "]" and text.startswith("](", i):
+        end = _link_target_end(text, i + 2)
+        if end is not None and end > i + 2:
+            return (i + 2, end, "url")
+        return None
+    if c == "<":
+        m = _AUTOLINK.match(text, i)
+        if m:
+            return (i, m.end(), "url")
+        m = _HTML.match(text, i)
+        if m:
+            return (i, m.end(), "html")
+        return None
+    if c in "hHfF" and (i == 0 or not text[i - 1].isalnum()):
+        m = _BARE_URL.match(text, i)
+        if m:
+            return (i, i + len(_trim_url(m.group(0))), "url")
+    return None
+
+
+def _line_start_span(text: str, i: int) -> tuple[int, int, str] | None:
+    """A fenced code block or a reference-link target starting this line."""
+    m = _FENCE_OPEN.match(text, i)
+    if m and not (m.group(1)[0] == "`" and "`" in m.group(2)):
+        return (i, _fence_end(text, m.end(), m.group(1)), "code_block")
+    m = _REF_DEF.match(text, i)
+    if m:
+        return (m.start(1), m.end(1), "url")
+    return None
+
+
+def _fence_end(text: str, pos: int, fence: str) -> int:
+    """End of the closing fence line (exclusive of its newline), or of text."""
+    closer = re.compile(
+        rf"\n[ ]{{0,3}}{re.escape(fence[0])}{{{len(fence)},}}[ \t]*(?=\n|$)"
+    )
+    m = closer.search(text, pos)
+    return m.end() if m else len(text)
+
+
+def _code_span(text: str, i: int) -> tuple[int, int, str]:
+    """Inline code: a run of N backticks closed by the next run of exactly N."""
+    run = _run_length(text, i, "`")
+    j = i + run
+    while True:
+        j = text.find("`", j)
+        if j < 0 or _blank_line_between(text, i, j):
+            return (i, i + run, "")  # no closer: literal backticks
+        closing = _run_length(text, j, "`")
+        if closing == run:
+            return (i, j + run, "code")
+        j += closing
+
+
+def _math_span(text: str, i: int) -> tuple[int, int, str] | None:
+    """Display math `$$…$$` or inline math `$…$` starting at `i`."""
+    if text.startswith("$$", i):
+        end = text.find("$$", i + 2)
+        if end < 0:
+            return (i, i + 2, "")
+        return (i, end + 2, "display_math")
+    nxt = text[i + 1 : i + 2]
+    if not nxt or nxt.isspace() or _PRICE.match(text, i):
+        return None
+    j = i + 1
+    while True:
+        j = text.find("$", j)
+        if j < 0 or _blank_line_between(text, i, j):
+            return None
+        if _closes_math(text, j):
+            return (i, j + 1, "math")
+        j += 1
+
+
+def _closes_math(text: str, j: int) -> bool:
+    """A `$` closes inline math: no space before, no digit after, not `\\$`."""
+    before = text[j - 1]
+    after = text[j + 1 : j + 2]
+    if before.isspace() or after.isdigit():
+        return False
+    backslashes = len(text[:j]) - len(text[:j].rstrip("\\"))
+    return backslashes % 2 == 0
+
+
+def _link_target_end(text: str, pos: int) -> int | None:
+    """Index of the `)` closing a link target that starts at `pos`."""
+    depth = 0
+    j = pos
+    if text.startswith("<", j):
+        close = text.find(">", j)
+        if close < 0 or "\n" in text[j:close]:
+            return None
+        j = close + 1
+    while j < len(text):
+        c = text[j]
+        if c == "\\":
+            j += 2
+            continue
+        if c == "\n" and _blank_line_between(text, pos, j + 1):
+            return None
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            if depth == 0:
+                return j
+            depth -= 1
+        j += 1
+    return None
+
+
+def _trim_url(url: str) -> str:
+    """Drop sentence punctuation after a URL; keep `)` that closes a `(`."""
+    while url and url[-1] in ".,;:!?'\")]":
+        if url[-1] == ")" and url.count("(") >= url.count(")"):
+            break
+        url = url[:-1]
+    return url
+
+
+def _run_length(text: str, i: int, char: str) -> int:
+    j = i
+    while j < len(text) and text[j] == char:
+        j += 1
+    return j - i
+
+
+def _blank_line_between(text: str, start: int, end: int) -> bool:
+    return re.search(r"\n[ \t]*\n", text[start:end]) is not None
+
+
+# --- normalisation ----------------------------------------------------------
+
+# Lines that start a block of their own: they never fold onto the line above.
+_BLOCK_START = re.compile(
+    r"[ ]{0,3}(?:"
+    r"[-*+][ \t]|[-*+]$"  # bullet list item
+    r"|\d{1,9}[.)](?:[ \t]|$)"  # ordered list item
+    r"|#{1,6}(?:[ \t]|$)"  # ATX heading
+    r"|>"  # block quote
+    r"|\|"  # table row
+    r"|`{3,}|~{3,}"  # code fence
+    r"|\$\$"  # display math on its own line
+    r"|(?:[-*_=][ \t]*){3,}$"  # thematic break or setext underline
+    r"|<"  # HTML block
+    r")"
+)
+# Lines after which nothing folds: headings, rules, table rows, hard breaks.
+_NO_CONTINUATION = re.compile(
+    r"[ ]{0,3}(?:#{1,6}(?:[ \t]|$)|\||(?:[-*_=][ \t]*){3,}$)|.*\\$"
+)
+
+
+def normalize(markdown: str) -> str:
+    """Fold soft line breaks into one space; keep paragraphs one blank apart.
+
+    Fenced code, display math that starts a line and indented code keep their
+    lines as they are; so does every line that starts a block (list item,
+    heading, quote, table row, fence). Re-wrapping a comment therefore does
+    not change its normalised text.
+    """
+    text = markdown.replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
+    verbatim = _verbatim_lines(text)
+    out: list[str] = []
+    foldable = False  # may the next line fold onto out[-1]?
+    blank = False  # was there a blank line since out[-1]?
+    after_blank = True  # the current line follows a blank line (or the start)
+    for number, line in enumerate(lines):
+        if number in verbatim:
+            if blank and out:
+                out.append("")
+            out.append(line.rstrip() if number not in verbatim[number] else line)
+            foldable = blank = False
+            after_blank = False
+            continue
+        if not line.strip():
+            blank = after_blank = True
+            foldable = False
+            continue
+        stripped = line.rstrip()
+        if foldable and not blank and not _BLOCK_START.match(line):
+            out[-1] = out[-1] + " " + stripped.strip()
+        elif after_blank and line.startswith("    ") and not _in_list(out):
+            if blank and out:
+                out.append("")
+            out.append(stripped)  # indented code: kept, never folded
+            blank = foldable = after_blank = False
+            continue
+        else:
+            if blank and out:
+                out.append("")
+            out.append(stripped)
+        foldable = not _NO_CONTINUATION.match(out[-1])
+        blank = after_blank = False
+    return "\n".join(out)
+
+
+def _verbatim_lines(text: str) -> dict[int, set[int]]:
+    """Line numbers inside fenced code or line-leading display math.
+
+    The value is the set of lines kept byte for byte (fenced code content);
+    other verbatim lines only lose trailing whitespace.
+    """
+    verbatim: dict[int, set[int]] = {}
+    for start, end, kind in _find_spans(text):
+        if kind not in ("code_block", "display_math"):
+            continue
+        line_start = text.rfind("\n", 0, start) + 1
+        if text[line_start:start].strip():
+            continue  # display math inside a line of prose: it folds
+        first = text.count("\n", 0, start)
+        last = text.count("\n", 0, end)
+        exact = set(range(first, last + 1)) if kind == "code_block" else set()
+        for number in range(first, last + 1):
+            verbatim[number] = exact
+    return verbatim
+
+
+def _in_list(out: list[str]) -> bool:
+    """Is the last paragraph written a list item (so indentation nests)?"""
+    for line in reversed(out):
+        if not line.strip():
+            continue
+        return re.match(r"\s*(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)", line) is not None
+    return False
