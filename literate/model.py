@@ -51,6 +51,9 @@ class Section:
     lang: str = "en"
     state: State = "source"
     english: str = ""  # the English docs when state != "source"
+    # Dotted names of the classes/functions whose `def`/`class` line is in
+    # `code`; the renderer links uses of these names to this section.
+    defines: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
