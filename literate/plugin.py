@@ -1,0 +1,380 @@
+"""The mkdocs plugin: one side-by-side page per literate source and language.
+
+A thin adapter. `literate.parse`, `literate.translate` and `literate.render`
+make a page; the plain functions in this file choose names, paths and search
+settings; the plugin class only hands their results to mkdocs:
+
+    on_files           add a page per source and language, the translation
+                       status page, the KaTeX stylesheet and fonts, and the
+                       sources themselves (the pages link to them)
+    on_page_markdown   give a generated page its title, description and the
+                       wide layout (no navigation or table of contents)
+    on_page_content    replace its empty body with the rendered sections
+    on_post_page       point a translated page's search at its own index
+    on_post_build      write one search index per language
+
+mkdocs-static-i18n builds the site once per language (English at /, the
+others under /<lang>/). It sorts pages by their suffix (`mha.ja.md`) and
+gives each the links to its other languages, so the plugin adds its pages
+under those names before i18n runs and fills in their content after it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
+
+from jinja2.utils import htmlsafe_json_dumps
+from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.exceptions import PluginError
+from mkdocs.plugins import BasePlugin, CombinedEvent, event_priority
+from mkdocs.structure.files import File, Files
+from mkdocs.structure.pages import Page
+from mkdocs.utils import get_relative_url
+
+from literate import model
+from literate.config import LiterateConfig
+
+SOURCE_LANGUAGE = "en"  # the language the comments of the sources are in
+KATEX_DIR = "assets/katex"  # where the KaTeX stylesheet and fonts go
+SOURCE_DIR = "source"  # where the sources are copied when source_url is ""
+
+# mkdocs-static-i18n handles files at priority -100: add pages before it,
+# fill them in after it.
+BEFORE_I18N = 50
+AFTER_I18N = -150
+
+
+@dataclass(frozen=True)
+class Language:
+    """A language of the site and the folder its pages go to."""
+
+    code: str
+    default: bool
+
+    @property
+    def prefix(self) -> str:
+        """The folder of this language's pages, relative to the site root."""
+        return "" if self.default else f"{self.code}/"
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a generated page shows: `source` in `lang`; "" = status page."""
+
+    source: str
+    lang: Language
+
+
+def site_languages(config: MkDocsConfig) -> tuple[Language, ...]:
+    """The languages the i18n plugin builds, else just the theme's."""
+    i18n = config.plugins.get("i18n")
+    if i18n is None:
+        return (Language(config.theme["language"], True),)
+    return tuple(
+        Language(lang.locale, bool(lang.default))
+        for lang in i18n.config.languages
+        if lang.build
+    )
+
+
+def page_uri(source: str, lang: Language) -> str:
+    """The docs-relative name of a source's page, with i18n's language suffix."""
+    stem = Path(source).stem
+    return f"{stem}.md" if lang.default else f"{stem}.{lang.code}.md"
+
+
+def page_targets(
+    sources: list[str], langs: tuple[Language, ...], status_page: str
+) -> dict[str, Target]:
+    """Every generated page by its docs-relative name."""
+    targets = {
+        page_uri(source, lang): Target(source, lang)
+        for source in sources
+        for lang in langs
+    }
+    if status_page:
+        default = next(lang for lang in langs if lang.default)
+        targets[status_page] = Target("", default)
+    return targets
+
+
+def load_renderer(fresh: bool) -> SimpleNamespace:
+    """The pipeline's functions; `fresh` re-imports them from their files.
+
+    `mkdocs serve` rebuilds in the same process when `literate/` changes;
+    forgetting the imported modules makes the rebuild run the edited code.
+    """
+    if fresh:
+        kept = {"literate", "literate.plugin", "literate.config"}
+        for name in [n for n in sys.modules if n.startswith("literate.")]:
+            if name not in kept:
+                del sys.modules[name]
+    from literate.parse import ParseError, parse
+    from literate.render import RenderError, render_page
+    from literate.status import status_markdown
+    from literate.tables import load_table
+    from literate.translate import translate_page
+
+    return SimpleNamespace(
+        parse=parse,
+        render_page=render_page,
+        translate_page=translate_page,
+        load_table=load_table,
+        status_markdown=status_markdown,
+        errors=(ParseError, RenderError, ValueError, OSError),
+    )
+
+
+def read_source(root: Path, source: str) -> str:
+    """The text of a literate source; a missing file names the mkdocs option."""
+    path = root / source
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise PluginError(
+            f"literate: plugins.literate.sources lists {source!r}, "
+            f"but {path} cannot be read: {err.strerror}"
+        ) from err
+
+
+def table_path(root: Path, translations: str, source: str, lang: str) -> Path:
+    """The string table that translates `source` into `lang`."""
+    return root / translations / lang / f"{Path(source).stem}.json"
+
+
+def search_settings(config: MkDocsConfig, lang: str) -> dict:
+    """How the search of `lang` splits words, from the theme's language file.
+
+    mkdocs-material keeps these per language: Japanese is segmented in the
+    browser (TinySegmenter, `lang: ja`); Chinese is segmented at build time
+    by jieba, when installed, which puts zero-width spaces between words,
+    and its separator splits on them.
+    """
+    env = config.theme.get_env()
+    own = env.get_template(f"partials/languages/{lang}.html").module
+    fallback = env.get_template("partials/languages/en.html").module
+
+    def word(key: str) -> str:
+        return str(own.t(key)) or str(fallback.t(key))
+
+    pipeline = re.split(r"\s*,\s*", word("search.config.pipeline"))
+    return {
+        "lang": [word("search.config.lang")],
+        "separator": word("search.config.separator"),
+        "pipeline": [step for step in pipeline if step],
+    }
+
+
+def language_index(entries: list[dict], lang: Language, config: dict) -> str:
+    """The search index of one language: its pages, located from its folder.
+
+    Zero-width spaces (jieba's word breaks) are kept only where the language's
+    separator splits on them; elsewhere they would glue to the words.
+    """
+    keep_breaks = re.fullmatch(config["separator"], "\u200b") is not None
+    docs = []
+    for entry in entries:
+        location = entry["location"]
+        if not location.startswith(lang.prefix):
+            continue
+        entry = dict(entry, location=location[len(lang.prefix) :])
+        if not keep_breaks:
+            for field in ("title", "text"):
+                entry[field] = entry[field].replace("\u200b", "")
+        docs.append(entry)
+    return json.dumps(
+        {"config": config, "docs": docs}, separators=(",", ":"), sort_keys=True
+    )
+
+
+CONFIG_SCRIPT = re.compile(
+    r'(<script id="__config" type="application/json">)(.*?)(</script>)', re.S
+)
+
+
+def point_search_at(html: str, prefix: str, where: str) -> str:
+    """Make the theme's scripts treat `prefix` (e.g. "ja/") as the site root.
+
+    mkdocs-material loads `search/search_index.json` from its `base` and
+    resolves the results' locations against it; a translated page thus
+    searches its own language's index.
+    """
+    found = CONFIG_SCRIPT.search(html)
+    if found is None:
+        raise PluginError(
+            f'literate: {where}: no <script id="__config"> in the page; the '
+            "theme is expected to be mkdocs-material 9"
+        )
+    app = json.loads(found.group(2))
+    app["base"] = f"{app['base'].rstrip('/')}/{prefix}"
+    return html[: found.start(2)] + htmlsafe_json_dumps(app) + html[found.end(2) :]
+
+
+def static_files(
+    config: MkDocsConfig, root: Path, katex: str, sources: list[str]
+) -> list[File]:
+    """KaTeX's stylesheet and fonts, and (if wanted) the sources, as site files."""
+    dist = root / katex
+    css = dist / "katex.min.css"
+    if not css.is_file():
+        raise PluginError(
+            f"literate: plugins.literate.katex is {katex!r}, but {css} does not "
+            "exist; run `make install` (npm ci) to fetch KaTeX"
+        )
+    pairs = [(f"{KATEX_DIR}/katex.min.css", css)]
+    pairs += [
+        (f"{KATEX_DIR}/fonts/{font.name}", font)
+        for font in sorted((dist / "fonts").iterdir())
+    ]
+    pairs += [(f"{SOURCE_DIR}/{source}", root / source) for source in sources]
+    return [
+        File.generated(config, uri, abs_src_path=str(path)) for uri, path in pairs
+    ]
+
+
+class LiteratePlugin(BasePlugin[LiterateConfig]):
+    """Adds the literate pages to an mkdocs-material site."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.serving = False
+        self.builds = 0
+        self.indexes: dict[Language, list[dict]] = {}
+
+    def on_startup(self, *, command: str, dirty: bool) -> None:
+        # Defining on_startup keeps this object alive across `serve` rebuilds.
+        self.serving = command == "serve"
+
+    def on_config(self, config: MkDocsConfig) -> MkDocsConfig:
+        self.root = Path(config.config_file_path).resolve().parent
+        self.renderer = load_renderer(fresh=self.serving and self.builds > 0)
+        self.builds += 1
+        return config
+
+    def on_pre_build(self, *, config: MkDocsConfig) -> None:
+        # i18n sets the theme's language in its on_config, which runs last.
+        self.langs = site_languages(config)
+        self.lang = next(
+            lang for lang in self.langs if lang.code == config.theme["language"]
+        )
+        self.targets = page_targets(
+            self.config.sources, self.langs, self.config.status_page
+        )
+        self.pages: dict[str, model.Page] = {}
+
+    @event_priority(BEFORE_I18N)
+    def _add_files(self, files: Files, *, config: MkDocsConfig) -> Files:
+        for uri in self.targets:
+            if files.get_file_from_path(uri) is not None:
+                raise PluginError(
+                    f"literate: docs/{uri} exists, but the plugin generates "
+                    "that page; rename or remove the file"
+                )
+            # Named like a docs file, so i18n sorts it by language; the
+            # content is filled in after i18n has made its own copies.
+            files.append(
+                File(uri, config.docs_dir, config.site_dir, config.use_directory_urls)
+            )
+        if self.lang.default:  # one copy of the assets serves every language
+            sources = [] if self.config.source_url else self.config.sources
+            for file in static_files(config, self.root, self.config.katex, sources):
+                files.append(file)
+        return files
+
+    @event_priority(AFTER_I18N)
+    def _fill_files(self, files: Files, *, config: MkDocsConfig) -> Files:
+        for file in files.documentation_pages():
+            target = self.targets.get(file.src_uri)
+            if target is None:
+                continue
+            if target.source:
+                file.content_string = ""  # the body comes from on_page_content
+            else:
+                file.content_string = self.renderer.status_markdown(self.root)
+        return files
+
+    on_files = CombinedEvent(_add_files, _fill_files)
+
+    def literate_page(self, target: Target) -> model.Page:
+        """The parsed (and translated) page of `target`, made once per build."""
+        key = f"{target.source}:{target.lang.code}"
+        if key not in self.pages:
+            self.pages[key] = self.make_page(target)
+        return self.pages[key]
+
+    def make_page(self, target: Target) -> model.Page:
+        r = self.renderer
+        source, lang = target.source, target.lang.code
+        try:
+            page = r.parse(read_source(self.root, source), source)
+            if lang == SOURCE_LANGUAGE:
+                return page
+            path = table_path(self.root, self.config.translations, source, lang)
+            table = r.load_table(path) if path.exists() else {}
+            return r.translate_page(page, lang, table)
+        except r.errors as err:
+            raise PluginError(f"literate: {source} ({lang}): {err}") from err
+
+    def on_page_markdown(
+        self, markdown: str, *, page: Page, config: MkDocsConfig, files: Files
+    ) -> str:
+        target = self.targets.get(page.file.src_uri)
+        if target is None or not target.source:
+            return markdown
+        lit = self.literate_page(target)
+        page.meta["title"] = lit.title
+        if lit.summary:
+            page.meta["description"] = lit.summary
+        page.meta["hide"] = ["navigation", "toc"]
+        page.meta["literate"] = target.source  # overrides/main.html links KaTeX
+        return markdown
+
+    def on_page_content(
+        self, html: str, *, page: Page, config: MkDocsConfig, files: Files
+    ) -> str:
+        target = self.targets.get(page.file.src_uri)
+        if target is None or not target.source:
+            return html
+        source = target.source
+        if self.config.source_url:
+            url = self.config.source_url.replace("{path}", source)
+        else:
+            url = get_relative_url(f"{SOURCE_DIR}/{source}", page.url)
+        try:
+            return self.renderer.render_page(self.literate_page(target), source_url=url)
+        except self.renderer.errors as err:
+            raise PluginError(f"literate: {source} ({target.lang.code}): {err}") from err
+
+    def on_post_page(self, output: str, *, page: Page, config: MkDocsConfig) -> str:
+        if self.lang.default:
+            return output
+        return point_search_at(output, self.lang.prefix, page.file.dest_uri)
+
+    @event_priority(100)
+    def _keep_index(self, *, config: MkDocsConfig) -> None:
+        # Before the search plugin writes, and before i18n merges the
+        # languages into one index: these are this language's entries.
+        search = config.plugins.get("material/search")
+        if search is not None:
+            self.indexes[self.lang] = list(search.search_index.entries)
+
+    @event_priority(-200)
+    def _write_indexes(self, *, config: MkDocsConfig) -> None:
+        # After i18n has written its merged index: replace it with one index
+        # per language, each with that language's word splitting.
+        search = config.plugins.get("material/search")
+        if search is None:
+            return
+        for lang, entries in self.indexes.items():
+            settings = search_settings(config, lang.code)
+            settings["fields"] = search.config.fields
+            path = Path(config.site_dir) / lang.prefix / "search/search_index.json"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(language_index(entries, lang, settings), encoding="utf-8")
+
+    on_post_build = CombinedEvent(_keep_index, _write_indexes)
