@@ -7,7 +7,7 @@ root and imports `bench.timing` as a package path:
 
     ROOT = Path(__file__).resolve().parent.parent
     sys.path[0] = str(ROOT)
-    from bench.timing import median_seconds, peak_rss, format_table
+    from bench.timing import median_seconds_each, peak_rss, format_table
 
 Times are medians after warm-up calls (the first calls pay for allocation and
 kernel selection). Memory is the resident-set high-water mark of one call in a
@@ -23,7 +23,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,16 +34,30 @@ def median_seconds(
     fn: Callable[[], object], *, warmup: int = 2, repeats: int = 7
 ) -> float:
     """Median wall time of `fn()` in seconds over `repeats` calls after `warmup`."""
+    return median_seconds_each({"fn": fn}, warmup=warmup, repeats=repeats)["fn"]
+
+
+def median_seconds_each(
+    fns: Mapping[str, Callable[[], object]], *, warmup: int = 2, repeats: int = 7
+) -> dict[str, float]:
+    """Median wall time of each function, timed in turns, one call per round.
+
+    On a shared machine the load changes from second to second; taking turns
+    exposes every function to the same changes, so their ratios hold even when
+    their absolute times drift.
+    """
     if repeats < 1:
-        raise ValueError(f"median_seconds: repeats must be >= 1, got {repeats}")
-    for _ in range(warmup):
-        fn()
-    times = []
+        raise ValueError(f"median_seconds_each: repeats must be >= 1, got {repeats}")
+    for fn in fns.values():
+        for _ in range(warmup):
+            fn()
+    times: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(t) for name, t in times.items()}
 
 
 @dataclass(frozen=True)
