@@ -1,0 +1,83 @@
+"""How far each translation has come: one row per language and page.
+
+    translated  current keys with a translation that passes the check
+    total       current keys (sections with prose) of the page
+    stale       translations kept for English that no longer exists
+    failing     translations the check rejects (never shown on a page)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from literate.catalog import (
+    SOURCES,
+    current_keys,
+    glossary_path,
+    languages,
+    relative,
+    table_path,
+)
+from literate.check import check_entry, load_glossary
+from literate.tables import TableError, read_entries
+
+
+@dataclass(frozen=True)
+class Row:
+    lang: str
+    source: str
+    translated: int
+    total: int
+    stale: int
+    failing: int
+    error: str = ""  # set when the table or glossary could not be read
+
+
+def status_rows(root: Path, sources: tuple[str, ...] = SOURCES) -> list[Row]:
+    """A row per language folder and source, in sorted language order."""
+    keys = {source: current_keys(root, source) for source in sources}
+    rows = []
+    for lang in languages(root):
+        for source in sources:
+            try:
+                glossary = load_glossary(glossary_path(root, lang))
+                entries = read_entries(table_path(root, lang, source))
+            except TableError as error:
+                where = relative(Path(error.path), root)
+                message = f"{where}:{error.line}:{error.column}: {error.message}"
+                rows.append(Row(lang, source, 0, len(keys[source]), 0, 0, message))
+                continue
+            rows.append(_row(lang, source, keys[source], entries, glossary))
+    return rows
+
+
+def _row(lang, source, current, entries, glossary) -> Row:
+    table = {e.key: e.value for e in entries}
+    passing = {
+        k for k, v in table.items() if v.strip() and not check_entry(k, v, glossary)
+    }
+    failing = sum(1 for v in table.values() if v.strip()) - len(passing)
+    current_set = set(current)
+    stale = sum(1 for k, v in table.items() if k not in current_set and v.strip())
+    translated = len(passing & current_set)
+    return Row(lang, source, translated, len(current), stale, failing)
+
+
+def status_markdown(root: Path, sources: tuple[str, ...] = SOURCES) -> str:
+    """The status as a markdown table, for the terminal and for a site page."""
+    lines = [
+        "| language | page | translated | stale | failing checks |",
+        "|---|---|---:|---:|---:|",
+    ]
+    for row in status_rows(Path(root), sources):
+        if row.error:
+            error = row.error.replace("|", "\\|")
+            lines.append(f"| {row.lang} | {row.source} | {error} | | |")
+            continue
+        share = 100 * row.translated / row.total if row.total else 100.0
+        lines.append(
+            f"| {row.lang} | {row.source} | {row.translated} / {row.total} "
+            f"({share:.0f} %) | {row.stale} | {row.failing} |"
+        )
+    return "\n".join(lines) + "\n"
