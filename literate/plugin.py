@@ -212,7 +212,22 @@ def point_search_at(html: str, prefix: str, where: str) -> str:
         )
     app = json.loads(found.group(2))
     app["base"] = f"{app['base'].rstrip('/')}/{prefix}"
-    return html[: found.start(2)] + htmlsafe_json_dumps(app) + html[found.end(2) :]
+    # str(): concatenating the Markup it returns would escape the whole page.
+    data = str(htmlsafe_json_dumps(app))
+    return html[: found.start(2)] + data + html[found.end(2) :]
+
+
+def selector_links(config: MkDocsConfig) -> list[dict]:
+    """The language selector's entries, as the theme's templates will see them.
+
+    Templates read `config.extra.alternate` as an attribute first, which is
+    where mkdocs-static-i18n puts its per-page copy; the mkdocs.yml value is
+    the dict item underneath.
+    """
+    links = getattr(config.extra, "alternate", None)
+    if links is None:
+        links = config.extra.get("alternate")
+    return links or []
 
 
 def static_files(
@@ -350,6 +365,19 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
         except self.renderer.errors as err:
             raise PluginError(f"literate: {source} ({target.lang.code}): {err}") from err
 
+    def on_page_context(
+        self, context: dict, *, page: Page, config: MkDocsConfig, nav
+    ) -> dict:
+        # mkdocs-static-i18n points the language selector at the same page in
+        # each language, except on home pages, where it writes root paths
+        # ("/ja/") that break when the site is not at a host's root.
+        alternates = getattr(page.file, "alternates", {})
+        for alternate in selector_links(config):
+            other = alternates.get(alternate["lang"])
+            if other is not None:
+                alternate["link"] = other.url or "./"
+        return context
+
     def on_post_page(self, output: str, *, page: Page, config: MkDocsConfig) -> str:
         if self.lang.default:
             return output
@@ -364,7 +392,16 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
             self.indexes[self.lang] = list(search.search_index.entries)
 
     @event_priority(-200)
-    def _write_indexes(self, *, config: MkDocsConfig) -> None:
+    def _write_language_files(self, *, config: MkDocsConfig) -> None:
+        # mkdocs-material fetches sitemap.xml from beside each page that the
+        # language selector links to (the folder of ja/mha.html, say), and
+        # i18n writes one only at the root: give each language its copy.
+        site = Path(config.site_dir)
+        sitemap = site / "sitemap.xml"
+        for lang in self.indexes:
+            if not lang.default and sitemap.exists():
+                (site / lang.prefix).mkdir(parents=True, exist_ok=True)
+                (site / lang.prefix / "sitemap.xml").write_bytes(sitemap.read_bytes())
         # After i18n has written its merged index: replace it with one index
         # per language, each with that language's word splitting.
         search = config.plugins.get("material/search")
@@ -377,4 +414,4 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(language_index(entries, lang, settings), encoding="utf-8")
 
-    on_post_build = CombinedEvent(_keep_index, _write_indexes)
+    on_post_build = CombinedEvent(_keep_index, _write_language_files)
