@@ -147,6 +147,20 @@ def table_path(root: Path, translations: str, source: str, lang: str) -> Path:
     return root / translations / lang / f"{Path(source).stem}.json"
 
 
+def literate_page(
+    r: SimpleNamespace, root: Path, translations: str, target: Target
+) -> model.Page:
+    """Parse `target.source` and translate it into `target.lang`."""
+    source, lang = target.source, target.lang.code
+    page = r.parse(read_source(root, source), source)
+    if lang == SOURCE_LANGUAGE:
+        return page
+    path = table_path(root, translations, source, lang)
+    # No table yet: every section shows its English, marked untranslated.
+    table = r.load_table(path) if path.exists() else {}
+    return r.translate_page(page, lang, table)
+
+
 def search_settings(config: MkDocsConfig, lang: str) -> dict:
     """How the search of `lang` splits words, from the theme's language file.
 
@@ -247,9 +261,7 @@ def static_files(
         for font in sorted((dist / "fonts").iterdir())
     ]
     pairs += [(f"{SOURCE_DIR}/{source}", root / source) for source in sources]
-    return [
-        File.generated(config, uri, abs_src_path=str(path)) for uri, path in pairs
-    ]
+    return [File.generated(config, uri, abs_src_path=str(path)) for uri, path in pairs]
 
 
 class LiteratePlugin(BasePlugin[LiterateConfig]):
@@ -280,7 +292,7 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
         self.targets = page_targets(
             self.config.sources, self.langs, self.config.status_page
         )
-        self.pages: dict[str, model.Page] = {}
+        self.bodies: dict[str, str] = {}  # rendered pages, by docs name
 
     @event_priority(BEFORE_I18N)
     def _add_files(self, files: Files, *, config: MkDocsConfig) -> Files:
@@ -315,55 +327,34 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
 
     on_files = CombinedEvent(_add_files, _fill_files)
 
-    def literate_page(self, target: Target) -> model.Page:
-        """The parsed (and translated) page of `target`, made once per build."""
-        key = f"{target.source}:{target.lang.code}"
-        if key not in self.pages:
-            self.pages[key] = self.make_page(target)
-        return self.pages[key]
-
-    def make_page(self, target: Target) -> model.Page:
-        r = self.renderer
-        source, lang = target.source, target.lang.code
-        try:
-            page = r.parse(read_source(self.root, source), source)
-            if lang == SOURCE_LANGUAGE:
-                return page
-            path = table_path(self.root, self.config.translations, source, lang)
-            table = r.load_table(path) if path.exists() else {}
-            return r.translate_page(page, lang, table)
-        except r.errors as err:
-            raise PluginError(f"literate: {source} ({lang}): {err}") from err
-
     def on_page_markdown(
         self, markdown: str, *, page: Page, config: MkDocsConfig, files: Files
     ) -> str:
         target = self.targets.get(page.file.src_uri)
         if target is None or not target.source:
             return markdown
-        lit = self.literate_page(target)
+        source, lang = target.source, target.lang.code
+        if self.config.source_url:
+            link = self.config.source_url.replace("{path}", source)
+        else:
+            link = get_relative_url(f"{SOURCE_DIR}/{source}", page.url)
+        r = self.renderer
+        try:
+            lit = literate_page(r, self.root, self.config.translations, target)
+            self.bodies[page.file.src_uri] = r.render_page(lit, source_url=link)
+        except r.errors as err:
+            raise PluginError(f"literate: {source} ({lang}): {err}") from err
         page.meta["title"] = lit.title
         if lit.summary:
             page.meta["description"] = lit.summary
-        page.meta["hide"] = ["navigation", "toc"]
-        page.meta["literate"] = target.source  # overrides/main.html links KaTeX
+        page.meta["hide"] = ["navigation", "toc"]  # the two columns need the width
+        page.meta["literate"] = source  # overrides/main.html links KaTeX's CSS
         return markdown
 
     def on_page_content(
         self, html: str, *, page: Page, config: MkDocsConfig, files: Files
     ) -> str:
-        target = self.targets.get(page.file.src_uri)
-        if target is None or not target.source:
-            return html
-        source = target.source
-        if self.config.source_url:
-            url = self.config.source_url.replace("{path}", source)
-        else:
-            url = get_relative_url(f"{SOURCE_DIR}/{source}", page.url)
-        try:
-            return self.renderer.render_page(self.literate_page(target), source_url=url)
-        except self.renderer.errors as err:
-            raise PluginError(f"literate: {source} ({target.lang.code}): {err}") from err
+        return self.bodies.pop(page.file.src_uri, html)
 
     def on_page_context(
         self, context: dict, *, page: Page, config: MkDocsConfig, nav
