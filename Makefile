@@ -25,10 +25,10 @@ $(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml package-lock.j
 	@touch $@
 
 serve: $(STAMP) ## build the site and serve it at http://127.0.0.1:$(PORT), reloading on edits
-	$(BIN)/mkdocs serve --dev-addr 127.0.0.1:$(PORT) --livereload
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --dev-addr 127.0.0.1:$(PORT) --livereload
 
 docs: $(STAMP) ## build the site into site/ (strict: any warning fails the build)
-	$(BIN)/mkdocs build --strict
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 test: $(STAMP) ## run the test suite (numerics, renderer, translations, site in a browser)
 	$(BIN)/python -m pytest
