@@ -1,0 +1,35 @@
+"""The few words the renderer writes itself, in each language of the site."""
+
+from __future__ import annotations
+
+LABELS: dict[str, dict[str, str]] = {
+    "en": {
+        "source": "Source file",
+        "permalink": "Link to this section",
+        "original": "English original",
+        "untranslated": "Not yet translated: the English original is shown.",
+        "stale": "Translation out of date: the current English is shown.",
+        "line": "Line",
+    },
+    "ja": {
+        "source": "ソースファイル",
+        "permalink": "このセクションへのリンク",
+        "original": "英語の原文",
+        "untranslated": "未翻訳です。英語の原文を表示しています。",
+        "stale": "翻訳が古くなっています。現在の英語の原文を表示しています。",
+        "line": "行",
+    },
+    "zh": {
+        "source": "源文件",
+        "permalink": "本节的链接",
+        "original": "英文原文",
+        "untranslated": "尚未翻译：显示的是英文原文。",
+        "stale": "译文已过期：显示的是当前的英文原文。",
+        "line": "行",
+    },
+}
+
+
+def label(lang: str, name: str) -> str:
+    """The text of label `name` in `lang`, in English when `lang` has none."""
+    return LABELS.get(lang, LABELS["en"]).get(name) or LABELS["en"][name]

@@ -1,0 +1,505 @@
+"""Parse a literate Python source into a `Page` of sections.
+
+A section is prose (a docstring, or a run of `#` comment lines) and the code
+that follows it, up to the next prose. The rules, in the order they apply:
+
+- `tokenize` finds the comment-only lines and `ast` finds the docstrings, so a
+  `#` or `\"\"\"` inside a string is never taken for a comment or a docstring.
+- A comment inside brackets (a multi-line call, a list) is part of that
+  statement, so it stays in the code column.
+- Pragma comments (`# noqa`, `# type:`, `# fmt:`, `# pragma:`, ...) are code.
+- A `#>` comment line is a `Directive` of the section it sits in.
+- A docstring is prose only when it is alone on its lines; a class or
+  function docstring opens a new section whose code starts with the
+  `class`/`def` line(s) above it (decorators and multi-line signatures too).
+- A docstring always opens its own section. A run of comment lines opens one
+  too, unless the current section holds only comment prose so far: then the
+  runs, separated by blank lines, become paragraphs of one section.
+- The shebang and the PEP 263 encoding line are neither prose nor code.
+
+Blank lines: inside a section's code they stay as code lines (they are part
+of how the code reads); at the edges of the code, and between prose and code,
+they only separate and are dropped. Between two merged comment runs the first
+blank line becomes the empty line between the paragraphs.
+
+`Section.docs_lines[i]` is the source line of line `i` of `Section.docs`, one
+for one, so a message about the prose can name its exact line. Lines consumed
+without landing in `docs` are all trivial: a docstring's quote-only lines,
+empty `#` lines at the edges of a run, blank lines, the shebang/encoding line
+and the module docstring's YAML front matter.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import io
+import re
+import tokenize
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+import yaml
+
+from literate.model import CodeLine, Directive, Page, Section
+
+
+class SourceError(Exception):
+    """An error that names the source file and the line it is about."""
+
+    def __init__(self, path: str, line: int, message: str):
+        super().__init__(f"{path}:{line}: {message}")
+        self.path = path
+        self.line = line
+        self.message = message
+
+
+class ParseError(SourceError):
+    """The source cannot be split into sections (syntax, docstring, front matter)."""
+
+
+PRAGMA_RE = re.compile(
+    r"#\s*(noqa\b|type:|fmt:|pragma:|pylint:|mypy:|isort:|ruff:|pyright:"
+    r"|flake8[:\s]|nosec\b|yapf:|pyre-)",
+    re.IGNORECASE,
+)
+CODING_RE = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*[-\w.]+")
+STRING_PREFIX_RE = re.compile(r"^[rRuUbBfF]*")
+
+
+# What each source line is, before lines are grouped into sections.
+SKIP, BLANK, COMMENT, DIRECTIVE, DOC, CODE = (
+    "skip",
+    "blank",
+    "comment",
+    "directive",
+    "doc",
+    "code",
+)
+
+
+@dataclass(frozen=True)
+class _Doc:
+    """A docstring that becomes prose: its lines and, for a class/def, header."""
+
+    first: int  # first source line of the string token
+    last: int  # last source line of the string token
+    text: str  # the raw text between the quotes
+    header: int  # first line of the decorators/`def`/`class` it sits beside; 0
+    is_module: bool
+
+
+@dataclass(frozen=True)
+class _Def:
+    """A class or function: its qualified name and where it is."""
+
+    qualname: str
+    start: int  # first decorator line, or the `def`/`class` line
+    line: int  # the `def`/`class` line
+    end: int
+
+
+@dataclass
+class _Builder:
+    """A section being assembled while the lines are walked in order."""
+
+    docs: list[str] = field(default_factory=list)
+    docs_lines: list[int] = field(default_factory=list)
+    code: list[CodeLine] = field(default_factory=list)
+    directives: list[Directive] = field(default_factory=list)
+    blanks: list[int] = field(default_factory=list)  # pending, not yet placed
+    has_docstring: bool = False
+    owner: int = 0  # first line of the docstring whose header this holds
+
+    def comment_prose_only(self) -> bool:
+        return bool(self.docs) and not (
+            self.code or self.directives or self.has_docstring or self.owner
+        )
+
+
+def parse(source_text: str, path: str) -> Page:
+    """Split `source_text` (the file at repo-relative `path`) into a Page."""
+    text = source_text.replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    tree = _ast(text, path)
+    tokens = _tokens(text, path)
+    defs = _defs(tree)
+    docs = _docstrings(tree, tokens, lines)
+    kinds = _classify(lines, tokens, docs)
+    front, docs = _front_matter(docs, path)
+    built = _group(lines, kinds, docs)
+    sections = _finish(built, defs, len(lines))
+    return Page(
+        source=path,
+        title=str(front.get("title") or _first_heading(sections) or _name(path)),
+        summary=str(front.get("summary") or ""),
+        sections=sections,
+    )
+
+
+def _ast(text: str, path: str) -> ast.Module:
+    if "\0" in text:
+        line = text[: text.index("\0")].count("\n") + 1
+        raise ParseError(path, line, "null byte in source; expected text")
+    try:
+        return ast.parse(text, filename=path)
+    except SyntaxError as error:
+        raise ParseError(
+            path, error.lineno or 1, f"syntax error: {error.msg}"
+        ) from None
+
+
+def _tokens(text: str, path: str) -> list[tokenize.TokenInfo]:
+    try:
+        return list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError) as error:
+        line = error.args[1][0] if len(error.args) > 1 else 1
+        raise ParseError(path, line, f"cannot tokenize: {error.args[0]}") from None
+
+
+def _defs(tree: ast.Module) -> list[_Def]:
+    """Every class and function with its dotted name (`Outer.method.inner`)."""
+    found: list[_Def] = []
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                name = f"{prefix}{child.name}"
+                start = min([child.lineno] + [d.lineno for d in child.decorator_list])
+                found.append(_Def(name, start, child.lineno, child.end_lineno or 0))
+                visit(child, name + ".")
+            else:
+                visit(child, prefix)
+
+    visit(tree, "")
+    return found
+
+
+def _docstrings(
+    tree: ast.Module, tokens: list[tokenize.TokenInfo], lines: list[str]
+) -> dict[int, _Doc]:
+    """The docstrings that are prose, keyed by their first line."""
+    strings = {tok.start: tok for tok in tokens if tok.type == tokenize.STRING}
+    found: dict[int, _Doc] = {}
+    owners = [tree] + [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+    ]
+    for owner in owners:
+        body = owner.body
+        if not (body and isinstance(body[0], ast.Expr)):
+            continue
+        value = body[0].value
+        if not (isinstance(value, ast.Constant) and isinstance(value.value, str)):
+            continue
+        tok = strings.get((value.lineno, value.col_offset))
+        end = (value.end_lineno, value.end_col_offset)
+        if tok is None or tok.end != end:
+            continue  # implicit concatenation: several tokens, leave it as code
+        first, last = tok.start[0], tok.end[0]
+        alone = (
+            not lines[first - 1][: tok.start[1]].strip()
+            and not lines[last - 1][tok.end[1] :].strip()
+        )
+        if not alone:
+            continue
+        header = 0
+        if not isinstance(owner, ast.Module):
+            header = min([owner.lineno] + [d.lineno for d in owner.decorator_list])
+        text = _docstring_text(tok.string, value.value)
+        found[first] = _Doc(first, last, text, header, isinstance(owner, ast.Module))
+    return found
+
+
+def _docstring_text(token: str, value: str) -> str:
+    """The docstring as Python reads it: `\\\\sqrt` in a plain string is `\\sqrt`.
+
+    When escapes change the number of lines (`\\n`, a backslash-newline) the
+    text as written is used instead, so each prose line keeps its source line.
+    """
+    body = token[STRING_PREFIX_RE.match(token).end() :]
+    quote = 3 if body[:3] in ('"""', "'''") else 1
+    raw = body[quote:-quote]
+    return value if value.count("\n") == raw.count("\n") else raw
+
+
+def _classify(
+    lines: list[str], tokens: list[tokenize.TokenInfo], docs: dict[int, _Doc]
+) -> list[str]:
+    """One kind per line (index 0 is line 1)."""
+    kinds = [CODE if line.strip() else BLANK for line in lines]
+    depth = 0
+    for tok in tokens:
+        if tok.type == tokenize.OP and tok.string in "([{":
+            depth += 1
+        elif tok.type == tokenize.OP and tok.string in ")]}":
+            depth -= 1
+        # Lines inside a multi-line token (a string) are code, blank or not.
+        for number in range(tok.start[0] + 1, tok.end[0] + 1):
+            if tok.type != tokenize.NEWLINE:
+                kinds[number - 1] = CODE
+        if tok.type != tokenize.COMMENT or depth > 0:
+            continue
+        number, column = tok.start
+        if lines[number - 1][:column].strip():
+            continue  # a trailing comment: it stays with its code
+        kinds[number - 1] = _comment_kind(tok.string, number, lines)
+    for doc in docs.values():
+        # Between a `def`/`class` and its docstring everything is code.
+        for number in range(doc.header or doc.first, doc.first):
+            if kinds[number - 1] != BLANK:
+                kinds[number - 1] = CODE
+        for number in range(doc.first, doc.last + 1):
+            kinds[number - 1] = DOC
+    return kinds
+
+
+def _comment_kind(comment: str, number: int, lines: list[str]) -> str:
+    if number == 1 and comment.startswith("#!"):
+        return SKIP
+    is_coding = CODING_RE.match(comment)
+    if is_coding and (number == 1 or (number == 2 and _skippable(lines[0]))):
+        return SKIP
+    if comment.startswith("#>"):
+        return DIRECTIVE
+    if PRAGMA_RE.match(comment):
+        return CODE
+    return COMMENT
+
+
+def _skippable(line: str) -> bool:
+    """Whether line 1 allows an encoding declaration on line 2 (PEP 263)."""
+    stripped = line.strip()
+    return not stripped or stripped.startswith("#")
+
+
+def _front_matter(docs: dict[int, _Doc], path: str) -> tuple[dict, dict[int, _Doc]]:
+    """YAML between `---` lines at the top of the module docstring."""
+    module = next((doc for doc in docs.values() if doc.is_module), None)
+    if module is None:
+        return {}, docs
+    rows = module.text.split("\n")
+    start = next((i for i, row in enumerate(rows) if row.strip()), None)
+    if start is None or rows[start].strip() != "---":
+        return {}, docs
+    close = next(
+        (i for i in range(start + 1, len(rows)) if rows[i].strip() in ("---", "...")),
+        None,
+    )
+    if close is None:
+        raise ParseError(
+            path, module.first + start, "front matter: no closing '---' line"
+        )
+    try:
+        data = yaml.safe_load("\n".join(rows[start + 1 : close])) or {}
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        line = module.first + start + 1 + (mark.line if mark else 0)
+        raise ParseError(path, line, f"front matter: {error}") from None
+    if not isinstance(data, dict):
+        raise ParseError(
+            path, module.first + start, "front matter: expected 'key: value' lines"
+        )
+    # Blank out the front matter so the docstring's line numbers stay the same.
+    rest = [""] * (close + 1) + rows[close + 1 :]
+    docs = dict(docs)
+    docs[module.first] = _Doc(
+        module.first, module.last, "\n".join(rest), module.header, True
+    )
+    return data, docs
+
+
+def _group(lines: list[str], kinds: list[str], docs: dict[int, _Doc]) -> list[_Builder]:
+    """Walk the lines in order and gather them into sections."""
+    headers = {doc.header: doc.first for doc in docs.values() if doc.header}
+    built: list[_Builder] = []
+    cur: _Builder | None = None
+
+    def open_section() -> _Builder:
+        built.append(_Builder())
+        return built[-1]
+
+    number = 1
+    while number <= len(lines):
+        kind = kinds[number - 1]
+        if number in headers and (cur is None or cur.owner != headers[number]):
+            cur = open_section()
+            cur.owner = headers[number]
+        if kind == DOC:
+            doc = docs[number]
+            if cur is None or cur.owner != doc.first:
+                cur = open_section()
+            cur.has_docstring = True
+            _add_docstring(cur, doc)
+            # Blank lines right after a docstring only separate it from the code.
+            number = doc.last + 1
+            while number <= len(lines) and kinds[number - 1] == BLANK:
+                number += 1
+            continue
+        if kind == COMMENT:
+            run_end = number
+            while run_end < len(lines) and kinds[run_end] == COMMENT:
+                run_end += 1
+            if cur is None or not cur.comment_prose_only():
+                cur = open_section()
+            _add_comments(cur, lines, number, run_end)
+            number = run_end + 1
+            continue
+        if cur is None and kind in (CODE, DIRECTIVE):
+            cur = open_section()
+        if kind == CODE:
+            if cur.code:
+                cur.code.extend(CodeLine(n, "") for n in cur.blanks)
+            cur.blanks = []
+            cur.code.append(CodeLine(number, lines[number - 1]))
+        elif kind == DIRECTIVE:
+            text = lines[number - 1].strip()[2:].strip()
+            cur.directives.append(Directive(number, text))
+            cur.blanks = []
+        elif kind == BLANK and cur is not None:
+            cur.blanks.append(number)
+        number += 1
+    return built
+
+
+def _add_docstring(cur: _Builder, doc: _Doc) -> None:
+    rows = doc.text.split("\n")
+    indent = min(
+        (
+            len(r.expandtabs()) - len(r.expandtabs().lstrip())
+            for r in rows[1:]
+            if r.strip()
+        ),
+        default=0,
+    )
+    cleaned = [rows[0].strip()] + [r.expandtabs()[indent:].rstrip() for r in rows[1:]]
+    _add_prose(cur, cleaned, doc.first)
+
+
+def _add_comments(cur: _Builder, lines: list[str], first: int, last: int) -> None:
+    rows = []
+    for number in range(first, last + 1):
+        body = lines[number - 1].strip()[1:]
+        rows.append((body[1:] if body.startswith(" ") else body).rstrip())
+    indent = min((len(r) - len(r.lstrip()) for r in rows if r.strip()), default=0)
+    if cur.docs and cur.blanks:
+        # A blank line between two comment runs separates their paragraphs.
+        cur.docs.append("")
+        cur.docs_lines.append(cur.blanks[0])
+    cur.blanks = []
+    _add_prose(cur, [r[indent:] for r in rows], first)
+
+
+def _add_prose(cur: _Builder, rows: list[str], first: int) -> None:
+    """Append prose rows (row i is source line first+i), trimming blank edges."""
+    kept = [i for i, row in enumerate(rows) if row.strip()]
+    if not kept:
+        return
+    for i in range(kept[0], kept[-1] + 1):
+        cur.docs.append(rows[i])
+        cur.docs_lines.append(first + i)
+
+
+def _finish(built: list[_Builder], defs: list[_Def], total: int) -> tuple[Section, ...]:
+    """Give each gathered section its symbol, anchor and definitions."""
+    scope = [""] * (total + 2)
+    for d in sorted(defs, key=lambda d: (d.start, -d.end)):
+        for number in range(d.start, d.end + 1):
+            scope[number] = d.qualname
+    by_line = {d.line: d.qualname for d in defs}
+    drafts = []
+    for b in built:
+        if not (b.docs or b.code or b.directives):
+            continue
+        defines = tuple(by_line[c.number] for c in b.code if c.number in by_line)
+        first = min(
+            b.docs_lines[:1]
+            + [c.number for c in b.code[:1]]
+            + [d.number for d in b.directives[:1]]
+        )
+        symbol = defines[0] if defines else scope[first]
+        drafts.append((b, defines, symbol))
+    anchors = _anchors(drafts)
+    return tuple(
+        Section(
+            anchor=anchor,
+            docs="\n".join(b.docs),
+            docs_lines=tuple(b.docs_lines),
+            code=tuple(b.code),
+            symbol=symbol,
+            directives=tuple(b.directives),
+            defines=defines,
+        )
+        for (b, defines, symbol), anchor in zip(drafts, anchors, strict=True)
+    )
+
+
+def _anchors(drafts: list[tuple[_Builder, tuple[str, ...], str]]) -> list[str]:
+    """Stable ids: the defined symbol, else enclosing symbol plus a content slug.
+
+    Sections that define a class or function claim their name first, so a
+    slug can never take it. A slug that is taken grows to more words of the
+    content; only identical content falls back to `-2`, `-3` in source order.
+    """
+    taken: set[str] = set()
+    result = [""] * len(drafts)
+    order = sorted(range(len(drafts)), key=lambda i: (not drafts[i][1], i))
+    for i in order:
+        b, defines, symbol = drafts[i]
+        if defines:
+            wanted = [defines[0]]
+        else:
+            wanted = [f"{symbol}-{slug}" if symbol else slug for slug in _slugs(b)]
+        free = [a for a in wanted if a not in taken and not re.fullmatch(r"L\d+", a)]
+        anchor, n = (free or wanted)[0], 1
+        while not free and (anchor in taken or re.fullmatch(r"L\d+", anchor)):
+            n += 1
+            anchor = f"{wanted[-1]}-{n}"
+        taken.add(anchor)
+        result[i] = anchor
+    return result
+
+
+def _slugs(b: _Builder) -> list[str]:
+    """Slugs from the content, short to long: the prose's first line, then up to
+    eight words of it (of the code when there is no prose)."""
+    for text in ("\n".join(b.docs), "\n".join(c.text for c in b.code)):
+        text = re.sub(
+            r"\$\$.*?\$\$|\$[^$\n]*\$|`[^`]*`|\]\([^)]*\)", " ", text, flags=re.S
+        )
+        lines = [re.findall(r"[A-Za-z0-9]+", row) for row in text.split("\n")]
+        words = [w for row in lines for w in row]
+        if words:
+            first = next(row for row in lines if row)
+            return [_join(first[:4]), _join(words[:8])]
+    content = "\n".join(b.docs) + "\n".join(c.text for c in b.code)
+    return ["s-" + hashlib.sha1(content.encode()).hexdigest()[:8]]
+
+
+def _join(words: list[str]) -> str:
+    """Lower-case words joined by `-`, cut at a word to at most 48 characters."""
+    slug = words[0].lower()[:48]
+    for word in words[1:]:
+        if len(slug) + 1 + len(word) > 48:
+            break
+        slug += "-" + word.lower()
+    return slug
+
+
+def _first_heading(sections: tuple[Section, ...]) -> str:
+    for section in sections:
+        fenced = False
+        for row in section.docs.split("\n"):
+            if row.startswith(("```", "~~~")):
+                fenced = not fenced
+            match = None if fenced else re.match(r"#{1,6}\s+(.+?)\s*#*\s*$", row)
+            if match:
+                return match.group(1)
+    return ""
+
+
+def _name(path: str) -> str:
+    return PurePosixPath(path).name

@@ -1,0 +1,414 @@
+"""Render a parsed (and maybe translated) Page as the HTML of its body.
+
+Each section becomes a two-column row: prose on the left, code on the right.
+Prose goes through four steps so that markdown never sees, and can never
+mangle, the spans that `keys.extract` protects:
+
+1. `extract(docs)`: math, code, link targets and raw HTML become `_^_N_^_`;
+2. each placeholder becomes a private-use token (`\\ue000N\\ue001`), which
+   markdown leaves alone (the `_` and `^` of `_^_N_^_` could turn into
+   emphasis);
+3. Python-Markdown renders the rest, with its raw-HTML handling removed so
+   any `<` left in the text is escaped;
+4. the tokens are put back as rendered spans: KaTeX for math, escaped
+   `<code>` for code, a checked `href` for link targets, an allowed and
+   rebuilt tag for raw HTML.
+
+A translated section may only use spans that its English original has; any
+other span is shown as escaped text. All the formulas of a page are rendered
+in one KaTeX batch before any prose, so a LaTeX error fails the page with
+`path:line: KaTeX parse error: ...` before anything is written.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import markdown
+
+from literate.highlight import highlight_block, highlight_sections
+from literate.keys import PLACEHOLDER_RE, Span, extract
+from literate.labels import label
+from literate.math import KatexUnavailable, Rendered, render_formulas
+from literate.model import Directive, Page, Section
+from literate.parse import SourceError
+from literate.sanitize import clean_tag, link_target, safe_href, safe_src
+
+
+class RenderError(SourceError):
+    """A page cannot be rendered: names the source file and line."""
+
+
+MATH = ("math", "display_math")
+MARKDOWN_EXTENSIONS = ["tables", "sane_lists", "admonition", "def_list"]
+# Characters the pipeline uses as markers; stray ones in prose become U+FFFD.
+_RESERVED = re.compile("[\ue000\ue001\x02\x03]")
+_TOKEN_RE = re.compile("\ue000(\\d+)\ue001")
+_BLOCK_TOKEN_RE = re.compile("<p>\ue000(\\d+)\ue001</p>")
+_SPLIT_TAGS_RE = re.compile(r"(<[^>]*>)")
+_URL_ATTR_RE = re.compile(r'\s(href|src)="([^"]*)"')
+
+DirectiveHtml = Callable[[Section, Directive], str]
+
+
+@dataclass(frozen=True)
+class _Prose:
+    """One piece of markdown to render, and which of its spans it may use."""
+
+    section: Section
+    text: str
+    spans: tuple[Span, ...]
+    template: str  # the markdown with `_^_N_^_` placeholders
+    allowed: frozenset[Span] | None  # None: the English source, all spans allowed
+
+    def permits(self, span: Span) -> bool:
+        return self.allowed is None or span in self.allowed
+
+
+def render_page(
+    page: Page,
+    *,
+    source_url: str | None = None,
+    directive_html: DirectiveHtml | None = None,
+) -> str:
+    """The page body: `<div class="lit-page" ...>…</div>`, deterministic.
+
+    `directive_html(section, directive)` may return trusted HTML (e.g. the
+    output of the code) to show under a section's code for each `#>` line.
+    Raises RenderError (file and line) on a malformed equation.
+    """
+    return _render(page, source_url, directive_html, strict=True)[0]
+
+
+def render_page_tolerant(
+    page: Page, *, source_url: str | None = None
+) -> tuple[str, tuple[RenderError, ...]]:
+    """Like `render_page`, but a formula KaTeX rejects is shown as escaped TeX.
+
+    For rendering foreign sources (the benchmark); returns the errors it
+    tolerated. The site build always uses `render_page`.
+    """
+    return _render(page, source_url, None, strict=False)
+
+
+def _render(page, source_url, directive_html, *, strict: bool):
+    proses = [_plan(section) for section in page.sections]
+    flat = [p for plan in proses for p in plan.values()]
+    math, tolerated = _render_math(page, flat, strict=strict)
+    names: dict[str, str] = {}
+    for section in page.sections:
+        for name in section.defines:
+            names.setdefault(name, section.anchor)
+    code = highlight_sections(page.sections, names)
+    parts = [
+        f'<div class="lit-page" lang="{_attr(page.lang)}"'
+        f' data-source="{_attr(page.source)}">'
+    ]
+    if source_url:
+        text = f"{label(page.lang, 'source')}: {page.source}"
+        parts.append(
+            f'<p class="lit-source"><a href="{_attr(safe_href(source_url) or "#")}">'
+            f"{html.escape(text)}</a></p>"
+        )
+    for section, plan in zip(page.sections, proses, strict=True):
+        docs = {role: _prose_html(p, math) for role, p in plan.items()}
+        parts.append(_section_html(page, section, docs, code, directive_html))
+    parts.append("</div>")
+    return "\n".join(parts) + "\n", tuple(tolerated)
+
+
+def _plan(section: Section) -> dict[str, _Prose]:
+    """The prose a section shows: "main", and "original" for a translation."""
+    english = _clean(section.english or section.docs)
+    if section.state == "translated":
+        allowed = frozenset(extract(english).spans)
+        return {
+            "main": _prose(section, _clean(section.docs), allowed),
+            "original": _prose(section, english, None),
+        }
+    if section.state in ("untranslated", "stale"):
+        return {"main": _prose(section, english, None)}
+    return {"main": _prose(section, _clean(section.docs), None)}
+
+
+def _prose(section: Section, text: str, allowed) -> _Prose:
+    template = extract(text)
+    return _Prose(section, text, template.spans, template.text, allowed)
+
+
+def _clean(text: str) -> str:
+    return _RESERVED.sub("\ufffd", text)
+
+
+def _formula(span: Span) -> tuple[str, bool]:
+    if span.kind == "display_math":
+        return (span.text[2:-2].strip(), True)
+    return (span.text[1:-1], False)
+
+
+def _render_math(page: Page, flat: list[_Prose], *, strict: bool):
+    """Render every permitted formula of the page in one batch."""
+    wanted = [
+        (prose, i, _formula(span))
+        for prose in flat
+        for i, span in enumerate(prose.spans)
+        if span.kind in MATH and prose.permits(span)
+    ]
+    if not wanted:
+        return {}, []
+    try:
+        results = render_formulas(formula for _, _, formula in wanted)
+    except KatexUnavailable as error:
+        prose, i, _ = wanted[0]
+        raise RenderError(page.source, _line_of(prose, i), str(error)) from None
+    tolerated = []
+    for prose, i, formula in wanted:
+        if results[formula].error:
+            error = RenderError(page.source, _line_of(prose, i), results[formula].error)
+            if strict:
+                raise error
+            tolerated.append(error)
+    return results, tolerated
+
+
+def _line_of(prose: _Prose, index: int) -> int:
+    """The source line of span `index` of `prose` (via the English text)."""
+    section = prose.section
+    english = _clean(section.english or section.docs)
+    start = _span_start(prose, index)
+    if prose.text != english:
+        found = english.find(prose.spans[index].text)
+        start = found if found >= 0 else 0
+    lines = section.docs_lines
+    if not lines:
+        return section.code[0].number if section.code else 1
+    return lines[min(english[:start].count("\n"), len(lines) - 1)]
+
+
+def _span_start(prose: _Prose, index: int) -> int:
+    """Where span `index` starts in `prose.text`."""
+    shift = 0
+    for match in PLACEHOLDER_RE.finditer(prose.template):
+        number = int(match.group(1))
+        if number == index:
+            return match.start() + shift
+        if number < len(prose.spans):
+            shift += len(prose.spans[number].text) - len(match.group(0))
+    return 0
+
+
+# --- prose: markdown with the spans put back ------------------------------------
+
+
+_MARKDOWN: markdown.Markdown | None = None
+
+
+def _markdown() -> markdown.Markdown:
+    """One Python-Markdown instance, with every raw-HTML path removed."""
+    global _MARKDOWN
+    if _MARKDOWN is None:
+        md = markdown.Markdown(extensions=MARKDOWN_EXTENSIONS, output_format="html")
+        md.preprocessors.deregister("html_block")
+        md.inlinePatterns.deregister("html")
+        _MARKDOWN = md
+    return _MARKDOWN
+
+
+def _prose_html(prose: _Prose, math: dict) -> str:
+    expected = iter(range(len(prose.spans)))
+    # Only the placeholders extract wrote, in order, become tokens; a literal
+    # `_^_N_^_` typed in the prose stays text.
+    state = {"next": next(expected, None)}
+
+    def token(match: re.Match[str]) -> str:
+        if int(match.group(1)) != state["next"]:
+            return match.group(0)
+        index = state["next"]
+        state["next"] = next(expected, None)
+        mark = f"\ue000{index}\ue001"
+        return f"\n\n{mark}\n\n" if prose.spans[index].kind == "code_block" else mark
+
+    source = PLACEHOLDER_RE.sub(token, prose.template)
+    md = _markdown()
+    md.reset()
+    body = md.convert(source)
+    return _put_back(body, prose, math)
+
+
+def _put_back(body: str, prose: _Prose, math: dict) -> str:
+    """Replace each token in markdown's HTML by its rendered span."""
+
+    def block(match: re.Match[str]) -> str:
+        span = prose.spans[int(match.group(1))]
+        if span.kind == "code_block" and prose.permits(span):
+            return _code_block(span.text)
+        return match.group(0)
+
+    body = _BLOCK_TOKEN_RE.sub(block, body)
+    out, open_tags, in_pre = [], [], 0
+    for piece in _SPLIT_TAGS_RE.split(body):
+        if piece.startswith("<"):
+            in_pre += piece.startswith("<pre") - piece.startswith("</pre")
+            out.append(_fix_tag(piece, prose))
+        elif in_pre:
+            out.append(_TOKEN_RE.sub(lambda m: _escaped(prose, m), piece))
+        else:
+            out.append(
+                _TOKEN_RE.sub(lambda m: _inline(prose, m, math, open_tags), piece)
+            )
+    # Raw tags the prose opened and never closed end with it.
+    out.extend(f"</{name}>" for name in reversed(open_tags))
+    return "".join(out)
+
+
+def _escaped(prose: _Prose, match: re.Match[str]) -> str:
+    return html.escape(prose.spans[int(match.group(1))].text)
+
+
+def _fix_tag(tag: str, prose: _Prose) -> str:
+    """Check the URL attributes markdown wrote; tokens elsewhere become text."""
+
+    def url(match: re.Match[str]) -> str:
+        attr, value = match.group(1), match.group(2)
+        token = _TOKEN_RE.fullmatch(value)
+        if token:
+            span = prose.spans[int(token.group(1))]
+            value = link_target(span.text) if prose.permits(span) else None
+        else:
+            value = html.unescape(value)
+        if value is not None:
+            value = (safe_href if attr == "href" else safe_src)(value)
+        return "" if value is None else f' {attr}="{_attr(value)}"'
+
+    tag = _URL_ATTR_RE.sub(url, tag)
+    return _TOKEN_RE.sub(lambda m: _escaped(prose, m), tag)
+
+
+def _inline(prose: _Prose, match: re.Match[str], math: dict, open_tags) -> str:
+    span = prose.spans[int(match.group(1))]
+    escaped = html.escape(span.text)
+    if not prose.permits(span):
+        return escaped
+    if span.kind in MATH:
+        rendered: Rendered = math[_formula(span)]
+        return rendered.html or f'<code class="lit-tex">{escaped}</code>'
+    if span.kind == "code":
+        return f"<code>{html.escape(_code_text(span.text))}</code>"
+    if span.kind == "code_block":
+        return f"<code>{html.escape(span.text)}</code>"
+    if span.kind == "url":
+        target = safe_href(link_target(span.text))
+        if target is None:
+            return escaped
+        shown = html.escape(link_target(span.text))
+        return f'<a href="{_attr(target)}">{shown}</a>'
+    return _raw_html(span.text, open_tags)
+
+
+def _raw_html(text: str, open_tags: list[str]) -> str:
+    """An allowed tag, rebuilt; a comment vanishes; anything else is text."""
+    if text.startswith("<!--"):
+        return ""
+    cleaned = clean_tag(text)
+    if cleaned is None:
+        return html.escape(text)
+    tag, name, closing = cleaned
+    if closing:
+        if name not in open_tags:
+            return ""
+        while open_tags:  # close what was opened inside it, then it
+            if (inner := open_tags.pop()) == name:
+                break
+            tag = f"</{inner}>" + tag
+        return tag
+    if name not in ("br", "wbr"):
+        open_tags.append(name)
+    return tag
+
+
+def _code_text(text: str) -> str:
+    """The content of an inline code span: backticks and one edge space off."""
+    inner = text.strip("`")
+    if len(inner) > 1 and inner[0] == " " and inner[-1] == " " and inner.strip():
+        inner = inner[1:-1]
+    return inner
+
+
+def _code_block(text: str) -> str:
+    """A fenced code block of prose: its info string names the language."""
+    lines = text.split("\n")
+    fence = lines[0].strip()
+    language = fence.lstrip("`~").strip().split(" ")[0] if fence else ""
+    char = fence[0] if fence else "`"
+    end = (
+        len(lines) - 1
+        if len(lines) > 1 and lines[-1].strip().startswith(char * 3)
+        else len(lines)
+    )
+    return highlight_block("\n".join(lines[1:end]) + "\n", language)
+
+
+# --- the page --------------------------------------------------------------------
+
+
+def _section_html(page, section, docs, code, directive_html) -> str:
+    anchor = _attr(section.anchor)
+    parts = [
+        f'<section class="lit-section" id="{anchor}" data-state="{section.state}">',
+        '<div class="lit-docs">',
+        f'<a class="lit-permalink" href="#{anchor}"'
+        f' title="{_attr(label(page.lang, "permalink"))}"'
+        f' aria-label="{_attr(label(page.lang, "permalink"))}">¶</a>',
+    ]
+    if section.state in ("untranslated", "stale"):
+        notice = html.escape(label(page.lang, section.state))
+        parts.append(f'<p class="lit-notice lit-{section.state}">{notice}</p>')
+        parts.append(f'<div class="lit-prose" lang="en">{docs["main"]}</div>')
+    else:
+        parts.append(f'<div class="lit-prose">{docs["main"]}</div>')
+    if "original" in docs:
+        summary = html.escape(label(page.lang, "original"))
+        parts.append(
+            f'<details class="lit-original" lang="en"><summary>{summary}</summary>'
+            f"{docs['original']}</details>"
+        )
+    parts.append("</div>")
+    if section.code or (directive_html and section.directives):
+        parts.append(_code_html(section, code, directive_html))
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+def _code_html(section, code, directive_html) -> str:
+    rows, previous = [], None
+    for line in section.code:
+        gap = previous is not None and line.number != previous + 1
+        cls = "lit-line lit-gap" if gap else "lit-line"
+        n = line.number
+        rows.append(
+            f'<span class="{cls}"><a id="L{n}" class="lit-ln" href="#L{n}">{n}</a>'
+            f"{code.get(n, '')}</span>"
+        )
+        previous = n
+    parts = ['<div class="lit-code">']
+    if rows:
+        parts.append(
+            '<div class="highlight"><pre><code>'
+            + "\n".join(rows)
+            + "</code></pre></div>"
+        )
+    for directive in section.directives if directive_html else ():
+        parts.append(
+            f'<div class="lit-directive" data-line="{directive.number}"'
+            f' data-directive="{_attr(directive.text)}">'
+            f"{directive_html(section, directive)}</div>"
+        )
+    parts.append("</div>")
+    return "\n".join(parts)
+
+
+def _attr(value: str) -> str:
+    return html.escape(value, quote=True)
