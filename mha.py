@@ -211,10 +211,9 @@ def causal_mask(
 ) -> torch.Tensor:
     """`[Sq, Sk]` boolean, `True` where query `i` may see key `j`."""
     seq_k = seq_q if seq_k is None else seq_k
-    if seq_q < 0 or seq_k < seq_q:
+    if seq_q < 0 or seq_k < 0:
         raise ValueError(
-            f"causal_mask: expected 0 <= seq_q <= seq_k, got seq_q={seq_q}, "
-            f"seq_k={seq_k} (the queries are the last seq_q of the seq_k keys)"
+            f"causal_mask: expected lengths >= 0, got seq_q={seq_q}, seq_k={seq_k}"
         )
     i = torch.arange(seq_q, device=device).unsqueeze(1)  # [Sq, 1]
     j = torch.arange(seq_k, device=device).unsqueeze(0)  # [1, Sk]

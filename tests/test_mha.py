@@ -1,0 +1,394 @@
+"""mha.py against PyTorch's and labml-nn's attention, and its own promises."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from mha import (
+    KVCache,
+    MultiHeadAttention,
+    PrepareForMultiHeadAttention,
+    attention,
+    causal_mask,
+    check_against_pytorch,
+    padding_mask,
+    scaling_experiment,
+    to_torch_mha,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+D_MODEL, HEADS = 32, 4
+TOLERANCE = {torch.float32: 1e-5, torch.float64: 1e-10}
+
+
+def make_mha(dtype=torch.float32, bias=True, seed=0) -> MultiHeadAttention:
+    torch.manual_seed(seed)
+    mha = MultiHeadAttention(D_MODEL, HEADS, bias=bias).to(dtype).eval()
+    if bias:
+        # nn.Linear starts some biases at zero-ish; make every one matter.
+        with torch.no_grad():
+            for name, p in mha.named_parameters():
+                if name.endswith("bias"):
+                    p.normal_()
+    return mha
+
+
+def run(mha, query, key=None, explicit=False, **kwargs):
+    """Our output (and weights when `explicit`), self-attention if no `key`."""
+    key = query if key is None else key
+    out = mha(query=query, key=key, value=key, need_weights=explicit, **kwargs)
+    return out if explicit else (out, None)
+
+
+# Masks in our convention (True = may attend) for (batch, seq_q, seq_k), with
+# the same mask in torch.nn.MultiheadAttention's convention (True = blocked).
+def mask_case(name: str, batch: int, seq_q: int, seq_k: int):
+    lengths = torch.randint(1, seq_k + 1, (batch,))
+    lengths[0] = seq_k
+    pad = padding_mask(lengths, seq_len=seq_k)  # [B, 1, 1, Sk]
+    if name == "none":
+        return None, {}
+    if name == "causal":
+        causal = causal_mask(seq_q, seq_k)
+        return causal, {"attn_mask": ~causal}
+    if name == "padding":
+        return pad, {"key_padding_mask": ~pad[:, 0, 0]}
+    if name == "causal+padding":
+        causal = causal_mask(seq_q, seq_k)
+        return causal & pad, {"attn_mask": ~causal, "key_padding_mask": ~pad[:, 0, 0]}
+    if name == "per-query":  # [B, 1, Sq, Sk], every query keeps key 0
+        mask = torch.rand(batch, 1, seq_q, seq_k) < 0.6
+        mask[..., 0] = True
+        per_head = mask.expand(batch, HEADS, seq_q, seq_k)
+        return mask, {"attn_mask": ~per_head.reshape(batch * HEADS, seq_q, seq_k)}
+    raise ValueError(name)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("explicit", [False, True], ids=["fast", "explicit"])
+@pytest.mark.parametrize(
+    "mask_name", ["none", "causal", "padding", "causal+padding", "per-query"]
+)
+@pytest.mark.parametrize("seq_k", [9, 13], ids=["self", "cross"])
+def test_matches_torch_multihead_attention(dtype, explicit, mask_name, seq_k):
+    mha = make_mha(dtype)
+    ref = to_torch_mha(mha)
+    torch.manual_seed(1)
+    query = torch.randn(3, 9, D_MODEL, dtype=dtype)
+    key = query if seq_k == 9 else torch.randn(3, seq_k, D_MODEL, dtype=dtype)
+    ours_mask, ref_masks = mask_case(mask_name, 3, 9, seq_k)
+    with torch.no_grad():
+        out, weights = run(mha, query, key, explicit, mask=ours_mask)
+        expected, expected_weights = ref(
+            query, key, key, average_attn_weights=False, **ref_masks
+        )
+    torch.testing.assert_close(out, expected, atol=TOLERANCE[dtype], rtol=0)
+    if explicit:
+        torch.testing.assert_close(
+            weights, expected_weights, atol=TOLERANCE[dtype], rtol=0
+        )
+
+
+@pytest.mark.parametrize("explicit", [False, True], ids=["fast", "explicit"])
+def test_without_bias_matches_torch(explicit):
+    mha = make_mha(bias=False)
+    assert all(not name.endswith("bias") for name, _ in mha.named_parameters())
+    ref = to_torch_mha(mha)
+    x = torch.randn(2, 7, D_MODEL)
+    with torch.no_grad():
+        out, _ = run(mha, x, explicit=explicit, is_causal=True)
+        expected, _ = ref(x, x, x, attn_mask=~causal_mask(7))
+    torch.testing.assert_close(out, expected, atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize("seq_k", [11, 15], ids=["self", "cross"])
+def test_matches_labml_nn(monkeypatch, seq_k):
+    labml_tracker = pytest.importorskip("labml.tracker")
+    # labml-nn 0.5.1 calls labml.tracker.debug, which labml 0.5.3 removed.
+    monkeypatch.setattr(labml_tracker, "debug", lambda *a, **k: None, raising=False)
+    from labml_nn.transformers.mha import MultiHeadAttention as LabmlMHA
+
+    mha = make_mha()
+    theirs = LabmlMHA(HEADS, D_MODEL, dropout_prob=0.0).eval()
+    theirs.load_state_dict(mha.state_dict())  # the classic layout, strictly
+    query = torch.randn(2, 11, D_MODEL)
+    key = query if seq_k == 11 else torch.randn(2, seq_k, D_MODEL)
+    mask = causal_mask(11, seq_k) & padding_mask(torch.tensor([seq_k, seq_k - 2]))
+    with torch.no_grad():
+        ours = mha(query=query, key=key, value=key, mask=mask)
+        # labml-nn is [seq, batch, d_model], its mask [Sq, Sk, B], 1 = attend.
+        expected = theirs(
+            query=query.transpose(0, 1),
+            key=key.transpose(0, 1),
+            value=key.transpose(0, 1),
+            mask=mask[:, 0].permute(1, 2, 0),
+        ).transpose(0, 1)
+    torch.testing.assert_close(ours, expected, atol=1e-5, rtol=0)
+
+
+def test_paths_agree_in_float32():
+    mha = make_mha()
+    query, memory = torch.randn(4, 10, D_MODEL), torch.randn(4, 14, D_MODEL)
+    mask = padding_mask(torch.tensor([14, 3, 0, 9]))  # row 2: no key at all
+    for key, kwargs in ((query, {"is_causal": True}), (memory, {"mask": mask})):
+        with torch.no_grad():
+            fast, _ = run(mha, query, key, **kwargs)
+            slow, _ = run(mha, query, key, explicit=True, **kwargs)
+        torch.testing.assert_close(fast, slow, atol=1e-5, rtol=0)
+
+
+def test_attention_function_matches_scaled_dot_product_attention():
+    q, k, v = torch.randn(2, 3, 5, 8), torch.randn(2, 3, 7, 8), torch.randn(2, 3, 7, 8)
+    mask = torch.rand(2, 1, 5, 7) < 0.5
+    mask[..., 0] = True
+    out, weights = attention(q, k, v, mask)
+    expected = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    torch.testing.assert_close(out, expected, atol=1e-6, rtol=0)
+    torch.testing.assert_close(weights.sum(-1), torch.ones(2, 3, 5))
+    assert not weights.masked_select(~mask).any()
+
+
+@pytest.mark.parametrize("explicit", [False, True], ids=["fast", "explicit"])
+def test_gradcheck_float64(explicit):
+    mha = make_mha(torch.float64)
+    query = torch.randn(2, 4, D_MODEL, dtype=torch.float64, requires_grad=True)
+    memory = torch.randn(2, 5, D_MODEL, dtype=torch.float64, requires_grad=True)
+    mask = padding_mask(torch.tensor([5, 0]))  # batch 1 fully masked
+
+    def f(q, kv):
+        return run(mha, q, kv, explicit, mask=mask)[0]
+
+    assert torch.autograd.gradcheck(f, (query, memory))
+    assert torch.autograd.gradcheck(
+        lambda q: run(mha, q, explicit=explicit, is_causal=True)[0], (query,)
+    )
+
+
+@pytest.mark.parametrize("explicit", [False, True], ids=["fast", "explicit"])
+@pytest.mark.parametrize("how", ["is_causal", "mask"])
+def test_future_tokens_do_not_change_the_past(explicit, how):
+    mha = make_mha()
+    x = torch.randn(2, 12, D_MODEL)
+    changed = x.clone()
+    changed[:, 7:] = torch.randn(2, 5, D_MODEL)
+    kwargs = {"is_causal": True} if how == "is_causal" else {"mask": causal_mask(12)}
+    with torch.no_grad():
+        before, _ = run(mha, x, explicit=explicit, **kwargs)
+        after, _ = run(mha, changed, explicit=explicit, **kwargs)
+    torch.testing.assert_close(before[:, :7], after[:, :7], atol=1e-6, rtol=0)
+    assert (before[:, 7:] - after[:, 7:]).abs().max() > 1e-3
+
+
+@pytest.mark.parametrize("explicit", [False, True], ids=["fast", "explicit"])
+def test_fully_masked_rows_are_zero_with_finite_gradients(explicit):
+    mha = make_mha()
+    mha.train()  # dropout is 0; gradients flow to every parameter
+    # Left padding: token ids, 0 = pad. Under the causal mask the leading pads
+    # of sequence 1 see only pads, and sequence 2 is all padding.
+    ids = torch.tensor([[5, 6, 7, 8, 9], [0, 0, 3, 4, 5], [0, 0, 0, 0, 0]])
+    mask = causal_mask(5) & padding_mask(ids, pad_id=0)
+    x = torch.randn(3, 5, D_MODEL, requires_grad=True)
+    out, _ = run(mha, x, explicit=explicit, mask=mask)
+    out.square().sum().backward()
+    empty = ~mask.any(-1).expand(3, 1, 5)[:, 0]  # [B, Sq]: queries with no key
+    assert empty.sum() == 7
+    # No key: a zero vector before the output projection, so just its bias.
+    torch.testing.assert_close(out[empty], mha.output.bias.expand(7, D_MODEL))
+    assert out.isfinite().all()
+    assert x.grad.isfinite().all()
+    for name, p in mha.named_parameters():
+        assert p.grad is not None and p.grad.isfinite().all(), name
+
+
+@pytest.mark.parametrize("explicit", [False, True], ids=["fast", "explicit"])
+def test_bfloat16_autocast_stays_close_to_float32(explicit):
+    mha = make_mha()
+    x = torch.randn(2, 16, D_MODEL)
+    mask = padding_mask(torch.tensor([16, 9]))
+    with torch.no_grad():
+        expected, _ = run(mha, x, explicit=explicit, mask=mask, is_causal=True)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            out, _ = run(mha, x, explicit=explicit, mask=mask, is_causal=True)
+    assert out.dtype == torch.bfloat16
+    # bfloat16 keeps 8 bits of mantissa: about 2-3 significant digits.
+    scale = expected.abs().max()
+    assert (out.float() - expected).abs().max() < 0.03 * scale
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+def test_kv_cache_decoding_matches_full_recomputation(batch):
+    mha = make_mha()
+    x = torch.randn(batch, 64, D_MODEL)
+    cache = mha.new_cache(batch, 64)
+    storage = cache.keys.data_ptr()
+    with torch.no_grad():
+        full = mha(query=x, key=x, value=x, is_causal=True)
+        steps = [
+            mha(
+                query=x[:, t : t + 1],
+                key=x[:, t : t + 1],
+                value=x[:, t : t + 1],
+                is_causal=True,
+                kv_cache=cache,
+            )
+            for t in range(64)
+        ]
+    assert cache.length == cache.max_len == 64
+    assert cache.keys.data_ptr() == storage  # filled in place, never regrown
+    torch.testing.assert_close(torch.cat(steps, dim=1), full, atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize("explicit", [False, True], ids=["fast", "explicit"])
+def test_kv_cache_prompt_then_chunks_matches_full_recomputation(explicit):
+    mha = make_mha()
+    x = torch.randn(2, 20, D_MODEL)
+    pad = padding_mask(torch.tensor([20, 17]))  # covers cached and new keys
+    cache = mha.new_cache(2, 24)
+    with torch.no_grad():
+        full, _ = run(mha, x, explicit=explicit, is_causal=True, mask=pad)
+        outs = []
+        for start, end in ((0, 8), (8, 13), (13, 14), (14, 20)):
+            chunk = x[:, start:end]
+            out, _ = run(
+                mha,
+                chunk,
+                explicit=explicit,
+                is_causal=True,
+                mask=pad[..., :end],
+                kv_cache=cache,
+            )
+            outs.append(out)
+    torch.testing.assert_close(torch.cat(outs, dim=1), full, atol=1e-5, rtol=0)
+    cache.reset()
+    assert cache.length == 0
+
+
+def test_cache_without_is_causal_attends_to_everything_cached():
+    mha = make_mha()
+    memory, query = torch.randn(2, 9, D_MODEL), torch.randn(2, 3, D_MODEL)
+    cache = mha.new_cache(2, 9)
+    with torch.no_grad():
+        mha(query=memory[:, :5], key=memory[:, :5], value=memory[:, :5], kv_cache=cache)
+        out = mha(query=query, key=memory[:, 5:], value=memory[:, 5:], kv_cache=cache)
+        expected = mha(query=query, key=memory, value=memory)
+    torch.testing.assert_close(out, expected, atol=1e-5, rtol=0)
+
+
+def test_masks_match_their_definitions():
+    for seq_q, seq_k in ((5, 5), (3, 7), (1, 4), (0, 2), (6, 4)):
+        expected = torch.ones(seq_q, seq_k, dtype=torch.bool).tril(seq_k - seq_q)
+        assert torch.equal(causal_mask(seq_q, seq_k), expected)
+    lengths = torch.tensor([3, 0, 5])
+    ids = torch.tensor([[4, 4, 4, 9, 9], [9] * 5, [1, 2, 3, 4, 5]])
+    from_ids = padding_mask(ids, pad_id=9)
+    assert from_ids.shape == (3, 1, 1, 5)
+    assert torch.equal(padding_mask(lengths), from_ids)
+    assert padding_mask(lengths, seq_len=8).shape == (3, 1, 1, 8)
+
+
+def test_dropout_only_in_training():
+    mha = MultiHeadAttention(D_MODEL, HEADS, dropout=0.5)
+    x = torch.randn(2, 6, D_MODEL)
+    for explicit in (False, True):
+        mha.eval()
+        a, _ = run(mha, x, explicit=explicit)
+        b, _ = run(mha, x, explicit=explicit)
+        assert torch.equal(a, b)
+        mha.train()
+        c, _ = run(mha, x, explicit=explicit)
+        assert not torch.allclose(a, c)
+
+
+def test_prepare_splits_heads():
+    prepare = PrepareForMultiHeadAttention(D_MODEL, HEADS, D_MODEL // HEADS)
+    x = torch.randn(2, 5, D_MODEL)
+    heads = prepare(x)
+    assert heads.shape == (2, HEADS, 5, D_MODEL // HEADS)
+    whole = prepare.linear(x)  # head h holds features [h Dk, (h + 1) Dk)
+    torch.testing.assert_close(heads[:, 1], whole[..., 8:16])
+
+
+def bad_call(mha, **changes):
+    args = {
+        "query": torch.randn(2, 5, D_MODEL),
+        "key": torch.randn(2, 7, D_MODEL),
+        "value": torch.randn(2, 7, D_MODEL),
+    }
+    mha(**{**args, **changes})
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"query": torch.randn(2, 5, 16)}, r"query must be \[batch, seq, d_model=32\]"),
+        ({"key": torch.randn(7, D_MODEL)}, r"key must be .* got \[7, 32\]"),
+        ({"value": torch.randn(2, 6, D_MODEL)}, r"same length.*value \[2, 6, 32\]"),
+        ({"query": torch.randn(3, 5, D_MODEL)}, r"same batch size.*\[3, 5, 32\]"),
+        (
+            {"mask": torch.ones(5, 6, dtype=torch.bool)},
+            r"mask .*\[2, 4, 5, 7\].*\[5, 6\]",
+        ),
+        ({"mask": torch.ones(3, 1, 5, 7, dtype=torch.bool)}, r"mask .*\[3, 1, 5, 7\]"),
+        ({"mask": torch.ones(5, 7)}, r"mask must be bool .*torch.float32"),
+    ],
+)
+def test_bad_input_names_argument_and_shapes(changes, message):
+    with pytest.raises(ValueError, match=message):
+        bad_call(make_mha(), **changes)
+
+
+def test_bad_construction_and_cache_errors():
+    with pytest.raises(ValueError, match=r"d_model=30 must be divisible by heads=4"):
+        MultiHeadAttention(30, 4)
+    mha = make_mha()
+    cache = mha.new_cache(2, 8)
+    assert isinstance(cache, KVCache) and cache.keys.shape == (2, HEADS, 8, 8)
+    bad_call(mha, kv_cache=cache)
+    with pytest.raises(ValueError, match=r"kv_cache: full, holds 7 of max_len=8"):
+        bad_call(mha, kv_cache=cache)
+    with pytest.raises(ValueError, match=r"kv_cache: made for batch size 3, got .* 2"):
+        bad_call(mha, kv_cache=mha.new_cache(3, 8))
+    with pytest.raises(ValueError, match=r"lengths >= 0, got seq_q=-1, seq_k=2"):
+        causal_mask(-1, 2)
+    with pytest.raises(ValueError, match=r"token ids \[batch, seq\].*\[6\]"):
+        padding_mask(torch.arange(6), pad_id=0)
+    with pytest.raises(ValueError, match=r"seq_len=2 is shorter .* 3"):
+        padding_mask(torch.tensor([1, 3]), seq_len=2)
+
+
+def test_scaling_experiment_shows_variance_d_k():
+    rows = scaling_experiment((4, 64, 1024), samples=500, seed=3)
+    assert rows == scaling_experiment((4, 64, 1024), samples=500, seed=3)
+    for row in rows:
+        # Var(q·k) = d_k in theory; the scaled scores have variance 1.
+        assert row.var_raw == pytest.approx(row.d_k, rel=0.1)
+        assert row.var_scaled == pytest.approx(1.0, rel=0.1)
+    # Unscaled, wider heads saturate the softmax and shrink its gradient.
+    assert rows[0].peak_raw < rows[1].peak_raw < rows[2].peak_raw
+    assert rows[0].grad_raw > rows[1].grad_raw > rows[2].grad_raw
+    assert rows[2].grad_scaled > 5 * rows[2].grad_raw
+
+
+def test_check_against_pytorch_reports_small_differences():
+    for row in check_against_pytorch():
+        assert max(row.fast, row.explicit, row.weights) < 1e-5, row
+
+
+@pytest.mark.slow
+def test_running_mha_py_prints_the_demonstration():
+    result = subprocess.run(
+        [sys.executable, "mha.py"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert "Var(q·k)" in result.stdout
+    assert "torch.nn.MultiheadAttention" in result.stdout
