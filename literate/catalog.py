@@ -3,13 +3,16 @@
     translations/<lang>/glossary.json      the language's fixed terms
     translations/<lang>/<source stem>.json one table per literate source
 
-Languages are the folders under `translations/`; the sources default to the
-two tutorial files at the repository root.
+Languages are the folders under `translations/`; the sources are those the
+site's mkdocs.yml gives the `literate` plugin, or else the two tutorial files
+at the repository root.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+
+import yaml
 
 from literate.keys import key
 
@@ -26,6 +29,30 @@ def languages(root: Path) -> list[str]:
     return sorted(
         p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")
     )
+
+
+def site_sources(root: Path, config: str = "mkdocs.yml") -> tuple[str, ...]:
+    """`plugins: - literate: sources:` from the site config, else SOURCES."""
+    path = root / config
+    if not path.is_file():
+        return SOURCES
+    settings = yaml.load(path.read_text(encoding="utf-8"), _IgnoreTagsLoader)
+    for plugin in (settings or {}).get("plugins") or []:
+        if isinstance(plugin, dict) and isinstance(plugin.get("literate"), dict):
+            sources = plugin["literate"].get("sources")
+            if isinstance(sources, list) and all(isinstance(s, str) for s in sources):
+                return tuple(sources)
+    return SOURCES
+
+
+class _IgnoreTagsLoader(yaml.SafeLoader):
+    """Reads mkdocs.yml without resolving its tags (`!ENV`, `!!python/name`)."""
+
+
+_IgnoreTagsLoader.add_multi_constructor("!", lambda loader, suffix, node: None)
+_IgnoreTagsLoader.add_multi_constructor(
+    "tag:yaml.org,2002:python/", lambda loader, suffix, node: None
+)
 
 
 def table_path(root: Path, lang: str, source: str) -> Path:

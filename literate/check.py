@@ -123,7 +123,7 @@ def check_entry(key: str, value: str, glossary: tuple[Term, ...] = ()) -> list[s
     bare_key = PLACEHOLDER_RE.sub("\0", key)
     bare_value = PLACEHOLDER_RE.sub("\0", value)
     problems += _injection_problems(bare_value)
-    problems += _added_span_problems(bare_value)
+    problems += _added_span_problems(value)
     problems += _structure_problems(key, value, bare_key, bare_value)
     problems += _term_problems(bare_key, bare_value, glossary)
     if value.strip() == key.strip() and len(re.findall(r"[A-Za-z]{2,}", bare_key)) > 2:
@@ -173,7 +173,7 @@ def _injection_problems(bare_value: str) -> list[str]:
     ]
 
 
-def _added_span_problems(bare_value: str) -> list[str]:
+def _added_span_problems(value: str) -> list[str]:
     """Math, code or links typed into the value instead of using placeholders.
 
     (Raw HTML is already reported as injection.)
@@ -181,8 +181,8 @@ def _added_span_problems(bare_value: str) -> list[str]:
     return [
         f"{_SPAN_NAMES[span.kind]} {span.text!r} is not in the English: "
         "use the placeholders"
-        for span in extract(bare_value).spans
-        if span.kind in _SPAN_NAMES
+        for span in extract(value).spans
+        if span.kind in _SPAN_NAMES and not PLACEHOLDER_RE.fullmatch(span.text)
     ]
 
 

@@ -294,6 +294,14 @@ _NO_CONTINUATION = re.compile(
 )
 
 
+def starts_block(line: str) -> bool:
+    """Does `line` start a block (list item, heading, quote, fence, …)?
+
+    Such a line never folds onto the line above it.
+    """
+    return _BLOCK_START.match(line) is not None
+
+
 def normalize(markdown: str) -> str:
     """Fold soft line breaks into one space; keep paragraphs one blank apart.
 
@@ -322,7 +330,10 @@ def normalize(markdown: str) -> str:
             foldable = False
             continue
         stripped = line.rstrip()
-        if foldable and not blank and not _BLOCK_START.match(line):
+        quoted = _quote_continuation(out[-1], stripped) if foldable else None
+        if foldable and not blank and quoted is not None:
+            out[-1] = out[-1] + " " + quoted
+        elif foldable and not blank and not starts_block(line):
             out[-1] = out[-1] + " " + stripped.strip()
         elif after_blank and line.startswith("    ") and not _in_list(out):
             if blank and out:
@@ -358,6 +369,24 @@ def _verbatim_lines(text: str) -> dict[int, set[int]]:
         for number in range(first, last + 1):
             verbatim[number] = exact
     return verbatim
+
+
+_QUOTE = re.compile(r"[ ]{0,3}((?:>[ ]?)+)")
+
+
+def _quote_continuation(previous: str, line: str) -> str | None:
+    """The text of `line` if it continues the quoted paragraph `previous`.
+
+    `> a` then `> b` is one paragraph "a b" inside the quote, so the second
+    line folds, without its `>`, unless its text starts a block of its own.
+    """
+    before, now = _QUOTE.match(previous), _QUOTE.match(line)
+    if not (before and now) or before.group(1).count(">") != now.group(1).count(">"):
+        return None
+    text = line[now.end() :]
+    if not text.strip() or starts_block(text):
+        return None
+    return text.strip()
 
 
 def _in_list(out: list[str]) -> bool:

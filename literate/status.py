@@ -1,9 +1,9 @@
 """How far each translation has come: one row per language and page.
 
-    translated  current keys with a translation that passes the check
-    total       current keys (sections with prose) of the page
-    stale       translations kept for English that no longer exists
-    failing     translations the check rejects (never shown on a page)
+translated  current keys with a translation that passes the check
+total       current keys (sections with prose) of the page
+stale       translations kept for English that no longer exists
+failing     translations the check rejects (never shown on a page)
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from literate.catalog import (
     glossary_path,
     languages,
     relative,
+    site_sources,
     table_path,
 )
 from literate.check import check_entry, load_glossary
@@ -64,13 +65,18 @@ def _row(lang, source, current, entries, glossary) -> Row:
     return Row(lang, source, translated, len(current), stale, failing)
 
 
-def status_markdown(root: Path, sources: tuple[str, ...] = SOURCES) -> str:
-    """The status as a markdown table, for the terminal and for a site page."""
+def status_markdown(root: Path, sources: tuple[str, ...] | None = None) -> str:
+    """The status as a markdown table, for the terminal and for a site page.
+
+    `sources` defaults to those of the site config (see `site_sources`).
+    """
+    root = Path(root)
+    sources = sources or site_sources(root)
     lines = [
         "| language | page | translated | stale | failing checks |",
         "|---|---|---:|---:|---:|",
     ]
-    for row in status_rows(Path(root), sources):
+    for row in status_rows(root, sources):
         if row.error:
             error = row.error.replace("|", "\\|")
             lines.append(f"| {row.lang} | {row.source} | {error} | | |")

@@ -23,6 +23,7 @@ from literate.catalog import (
     glossary_path,
     languages,
     relative,
+    site_sources,
     table_files,
     table_path,
 )
@@ -74,7 +75,8 @@ def _parser() -> argparse.ArgumentParser:
             action="append",
             dest="sources",
             metavar="PATH",
-            help=f"a literate source (repeatable; default: {' '.join(SOURCES)})",
+            help="a literate source (repeatable; default: the sources in "
+            f"mkdocs.yml, else {' '.join(SOURCES)})",
         )
     update.set_defaults(run=run_update)
     status.set_defaults(run=run_status, lang=None)
@@ -83,7 +85,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def run_update(root: Path, args: argparse.Namespace) -> int:
-    sources = tuple(args.sources or SOURCES)
+    sources = tuple(args.sources or site_sources(root))
     langs = [args.lang] if args.lang else languages(root)
     if not langs:
         print("translations/: no language folders; run `update LANG` to add one")
@@ -146,7 +148,7 @@ def _update_file(root: Path, path: Path, current: list[str], args) -> bool:
 
 def run_status(root: Path, args: argparse.Namespace) -> int:
     try:
-        print(status_markdown(root, tuple(args.sources or SOURCES)), end="")
+        print(status_markdown(root, tuple(args.sources or site_sources(root))), end="")
     except (OSError, ValueError, SourceError) as error:
         print(f"status: {error}")
         return 1
