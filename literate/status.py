@@ -16,7 +16,6 @@ from literate.catalog import (
     current_keys,
     glossary_path,
     languages,
-    relative,
     site_sources,
     table_path,
 )
@@ -45,8 +44,7 @@ def status_rows(root: Path, sources: tuple[str, ...] = SOURCES) -> list[Row]:
                 glossary = load_glossary(glossary_path(root, lang))
                 entries = read_entries(table_path(root, lang, source))
             except TableError as error:
-                where = relative(Path(error.path), root)
-                message = f"{where}:{error.line}:{error.column}: {error.message}"
+                message = error.relative_to(root)
                 rows.append(Row(lang, source, 0, len(keys[source]), 0, 0, message))
                 continue
             rows.append(_row(lang, source, keys[source], entries, glossary))

@@ -29,6 +29,13 @@ class TableError(ValueError):
         self.column = column
         self.message = message
 
+    def relative_to(self, root: Path) -> str:
+        """The error with its path relative to `root` (when inside it)."""
+        path = Path(self.path)
+        if path.is_relative_to(root):
+            path = path.relative_to(root)
+        return f"{path.as_posix()}:{self.line}:{self.column}: {self.message}"
+
 
 @dataclass(frozen=True)
 class Entry:

@@ -112,7 +112,7 @@ def _update_file(root: Path, path: Path, current: list[str], args) -> bool:
     try:
         entries = read_entries(path)
     except TableError as error:
-        print(_table_error(error, root) + " (not updated)")
+        print(error.relative_to(root) + " (not updated)")
         return False
     repeated = duplicates(entries)
     for entry in repeated:
@@ -166,7 +166,7 @@ def run_check(root: Path, args: argparse.Namespace) -> int:
         try:
             glossary = load_glossary(glossary_path(root, lang))
         except TableError as error:
-            print(_table_error(error, root))
+            print(error.relative_to(root))
             failed, glossary = True, ()
         for path in table_files(root, lang):
             failed |= _check_file(root, path, glossary) > 0
@@ -179,7 +179,7 @@ def _check_file(root: Path, path: Path, glossary: tuple[Term, ...]) -> int:
     try:
         entries = read_entries(path)
     except TableError as error:
-        print(_table_error(error, root))
+        print(error.relative_to(root))
         print(f"{name}: 1 error")
         return 1
     errors = [
@@ -222,11 +222,6 @@ def _format_errors(name: str, path: Path, entries) -> list[str]:
         "indent, UTF-8 without \\u escapes, final newline): run "
         "`python -m literate translations update`"
     ]
-
-
-def _table_error(error: TableError, root: Path) -> str:
-    where = relative(Path(error.path), root)
-    return f"{where}:{error.line}:{error.column}: {error.message}"
 
 
 if __name__ == "__main__":
