@@ -182,8 +182,10 @@ def attention(
     weights = scores.softmax(dim=-1)
     # A fully masked row came out uniform (all its scores were equal); zeroing
     # the masked weights turns it into a row of zeros, so that query reads
-    # nothing: a zero output and zero gradients instead of NaN. Rows with at
-    # least one allowed key are unchanged, their masked weights were already 0.
+    # nothing: a zero output and zero gradients instead of NaN. Such rows are
+    # ordinary (left padding, an empty sequence in a batch), and one NaN would
+    # poison the loss and every parameter. Rows with an allowed key do not
+    # change: their masked weights were already 0.
     if mask is not None:
         weights = weights.masked_fill(~mask, 0.0)
     if dropout is not None:
@@ -198,12 +200,13 @@ def attention(
 # A mask says which keys each query may use. Two are so common that they get
 # helpers; both return booleans with `True` = may attend.
 #
-# **Causal.** A language model predicts position $i$ from positions before
-# it, so while training on whole sequences, query $i$ must not see key $j > i$
-# (the future). When there are more keys than queries, as when new tokens are
-# added after a cached prefix, the queries are the *last* `seq_q` positions,
-# so the mask is aligned to the end of the keys: query $i$ sees key $j$ when
-# $j \le i + (S_k - S_q)$.
+# **Causal.** A language model learns to predict the token after each
+# position, so the output at position $i$ must not use the tokens after it:
+# query $i$ may see key $j$ only when $j \le i$. When there are more keys than
+# queries, as when new tokens follow a cached prefix, the queries are the
+# *last* $S_q$ positions, so the mask is aligned to the end of the keys: query
+# $i$ sees key $j$ when $j \le i + (S_k - S_q)$. (With fewer keys than queries
+# the first $S_q - S_k$ queries see no key at all.)
 
 
 def causal_mask(
@@ -228,9 +231,10 @@ def causal_mask(
 # and every query, so it broadcasts over both.
 #
 # The two combine with a logical *and*: `causal_mask(s) & padding_mask(ids,
-# pad_id)` lets a token see earlier, non-padding tokens. A query that is itself
-# padding, or that comes after only padding under left padding, may then have
-# no key at all: its row is fully masked, and both paths return zeros there.
+# pad_id)` lets a token see itself and the real tokens before it. Some queries
+# are then left with no key at all: under left padding, the leading pads see
+# only the pads before them, and every query of an empty sequence sees nothing.
+# Their rows are fully masked, and both paths give them a zero vector.
 
 
 def padding_mask(
@@ -421,7 +425,9 @@ class MultiHeadAttention(nn.Module):
                 f"{list(value.shape)}"
             )
 
-    def _check_mask(self, mask: torch.Tensor, full: tuple[int, ...]) -> None:
+    # A mask must broadcast to `[B, H, Sq, Sk]`. The fused kernel wants at
+    # least two dimensions, so a `[Sk]` mask becomes `[1, Sk]`.
+    def _check_mask(self, mask: torch.Tensor, full: tuple[int, ...]) -> torch.Tensor:
         ok = mask.dtype == torch.bool and mask.dim() <= 4
         if ok:
             try:
@@ -434,6 +440,7 @@ class MultiHeadAttention(nn.Module):
                 f"broadcast to [batch, heads, seq_q, seq_k]={list(full)}, got "
                 f"{mask.dtype} of shape {list(mask.shape)}"
             )
+        return mask.unsqueeze(0) if mask.dim() == 1 else mask
 
     # The mask and the causal flag become one boolean mask, or stay a flag.
     #
@@ -497,7 +504,7 @@ class MultiHeadAttention(nn.Module):
             k, v = kv_cache.append(k, v)
         seq_k = k.shape[2]
         if mask is not None:
-            self._check_mask(mask, (batch, self.heads, seq_q, seq_k))
+            mask = self._check_mask(mask, (batch, self.heads, seq_q, seq_k))
         mask, flag = self._merge_masks(mask, is_causal, seq_q, seq_k, q.device)
         # 3a. Weights requested: the teaching path computes them explicitly.
         if need_weights:

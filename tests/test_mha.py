@@ -62,6 +62,10 @@ def mask_case(name: str, batch: int, seq_q: int, seq_k: int):
     if name == "causal+padding":
         causal = causal_mask(seq_q, seq_k)
         return causal & pad, {"attn_mask": ~causal, "key_padding_mask": ~pad[:, 0, 0]}
+    if name == "keys":  # [Sk], the same for every query
+        mask = torch.rand(seq_k) < 0.6
+        mask[0] = True
+        return mask, {"attn_mask": ~mask.expand(seq_q, seq_k)}
     if name == "per-query":  # [B, 1, Sq, Sk], every query keeps key 0
         mask = torch.rand(batch, 1, seq_q, seq_k) < 0.6
         mask[..., 0] = True
@@ -73,7 +77,7 @@ def mask_case(name: str, batch: int, seq_q: int, seq_k: int):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("explicit", [False, True], ids=["fast", "explicit"])
 @pytest.mark.parametrize(
-    "mask_name", ["none", "causal", "padding", "causal+padding", "per-query"]
+    "mask_name", ["none", "causal", "padding", "causal+padding", "keys", "per-query"]
 )
 @pytest.mark.parametrize("seq_k", [9, 13], ids=["self", "cross"])
 def test_matches_torch_multihead_attention(dtype, explicit, mask_name, seq_k):
