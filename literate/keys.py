@@ -222,7 +222,9 @@ def _closes_math(text: str, j: int) -> bool:
     after = text[j + 1 : j + 2]
     if before.isspace() or after.isdigit():
         return False
-    backslashes = len(text[:j]) - len(text[:j].rstrip("\\"))
+    backslashes = 0
+    while text[j - 1 - backslashes] == "\\":
+        backslashes += 1
     return backslashes % 2 == 0
 
 
@@ -288,9 +290,10 @@ _BLOCK_START = re.compile(
     r"|<"  # HTML block
     r")"
 )
-# Lines after which nothing folds: headings, rules, table rows, hard breaks.
+# Lines after which nothing folds: headings, rules, table rows, an empty
+# quote line (a paragraph break inside a quote), hard breaks.
 _NO_CONTINUATION = re.compile(
-    r"[ ]{0,3}(?:#{1,6}(?:[ \t]|$)|\||(?:[-*_=][ \t]*){3,}$)|.*\\$"
+    r"[ ]{0,3}(?:#{1,6}(?:[ \t]|$)|\||(?:[-*_=][ \t]*){3,}$|(?:>[ ]?)+$)|.*\\$"
 )
 
 
@@ -321,7 +324,7 @@ def normalize(markdown: str) -> str:
         if number in verbatim:
             if blank and out:
                 out.append("")
-            out.append(line.rstrip() if number not in verbatim[number] else line)
+            out.append(line if verbatim[number] else line.rstrip())
             foldable = blank = False
             after_blank = False
             continue
@@ -350,13 +353,13 @@ def normalize(markdown: str) -> str:
     return "\n".join(out)
 
 
-def _verbatim_lines(text: str) -> dict[int, set[int]]:
-    """Line numbers inside fenced code or line-leading display math.
+def _verbatim_lines(text: str) -> dict[int, bool]:
+    """Lines inside fenced code or line-leading display math, never folded.
 
-    The value is the set of lines kept byte for byte (fenced code content);
-    other verbatim lines only lose trailing whitespace.
+    The value says whether the line is kept byte for byte (fenced code) or
+    only loses its trailing whitespace (display math).
     """
-    verbatim: dict[int, set[int]] = {}
+    verbatim: dict[int, bool] = {}
     for start, end, kind in _find_spans(text):
         if kind not in ("code_block", "display_math"):
             continue
@@ -365,9 +368,8 @@ def _verbatim_lines(text: str) -> dict[int, set[int]]:
             continue  # display math inside a line of prose: it folds
         first = text.count("\n", 0, start)
         last = text.count("\n", 0, end)
-        exact = set(range(first, last + 1)) if kind == "code_block" else set()
         for number in range(first, last + 1):
-            verbatim[number] = exact
+            verbatim[number] = kind == "code_block"
     return verbatim
 
 

@@ -80,16 +80,24 @@ def _translate_section(
 
 
 def most_similar(target: str, candidates: Iterable[str]) -> tuple[str, float] | None:
-    """The candidate most like `target` above SIMILARITY, with its ratio."""
-    best: tuple[str, float] | None = None
+    """The candidate most like `target` above SIMILARITY, with its ratio.
+
+    `quick_ratio` is an upper bound of `ratio` and much cheaper, so the exact
+    ratio is computed in decreasing order of the bound, and only while the
+    bound can still beat the best ratio found.
+    """
     matcher = difflib.SequenceMatcher(autojunk=False)
     matcher.set_seq2(target)
+    bounds = []
     for candidate in candidates:
         matcher.set_seq1(candidate)
-        if matcher.real_quick_ratio() < SIMILARITY:
-            continue
-        if matcher.quick_ratio() < SIMILARITY:
-            continue
+        if matcher.real_quick_ratio() >= SIMILARITY:
+            bounds.append((matcher.quick_ratio(), candidate))
+    best: tuple[str, float] | None = None
+    for bound, candidate in sorted(bounds, reverse=True):
+        if bound < SIMILARITY or (best is not None and bound <= best[1]):
+            break
+        matcher.set_seq1(candidate)
         ratio = matcher.ratio()
         if ratio >= SIMILARITY and (best is None or ratio > best[1]):
             best = (candidate, ratio)
