@@ -39,6 +39,22 @@ class Directive:
 
 
 @dataclass(frozen=True)
+class Output:
+    """What running a directive produced, to be shown under the section's code.
+
+    The build makes these (never a translator), so they are trusted: `text` is
+    plain text that the renderer escapes; `image` is the file's bytes encoded as
+    a `data:` URL (SVG or PNG) with `alt` text for screen readers.
+    """
+
+    directive: int  # line of the `#>` directive that asked for it
+    kind: Literal["text", "image"]
+    text: str = ""
+    image: str = ""
+    alt: str = ""
+
+
+@dataclass(frozen=True)
 class Section:
     """A paragraph of prose and the code it explains."""
 
@@ -54,6 +70,8 @@ class Section:
     # Dotted names of the classes/functions whose `def`/`class` line is in
     # `code`; the renderer links uses of these names to this section.
     defines: tuple[str, ...] = ()
+    # Filled by the execute stage from `directives`; empty until then.
+    outputs: tuple[Output, ...] = ()
 
 
 @dataclass(frozen=True)
