@@ -52,7 +52,9 @@ _PRICE = re.compile(r"\$\d+(?:[.,]\d+)*(?=\s|$|[,;:!?)\]'\"]|\.(?!\d))")
 class Span:
     """A piece of prose that stays as it is in every language."""
 
-    kind: str  # "math" | "display_math" | "code" | "code_block" | "url" | "html"
+    # "math" | "display_math" | "code" | "code_block" | "url" | "html", or
+    # "literal": a `_^_N_^_` typed in the prose itself, kept as plain text
+    kind: str
     text: str  # exact source text: "$d_k$", "$$…$$", "`x`", "https://…", "<br>"
 
 
@@ -72,7 +74,9 @@ def placeholder(index: int) -> str:
 def extract(markdown: str) -> Template:
     """Replace math, code, link targets and raw HTML by numbered placeholders.
 
-    Spans are numbered in order of appearance, one number per occurrence.
+    Spans are numbered in order of appearance, one number per occurrence. A
+    placeholder typed in the prose itself becomes a "literal" span, so every
+    placeholder of a template is one of its own and `fill` restores the text.
     """
     parts: list[str] = []
     spans: list[Span] = []
@@ -136,6 +140,9 @@ def _span_at(text: str, i: int) -> tuple[int, int, str] | None:
         line_hit = _line_start_span(text, i)
         if line_hit is not None:
             return line_hit
+    if c == "_":
+        m = PLACEHOLDER_RE.match(text, i)
+        return (i, m.end(), "literal") if m else None
     if c == "\\" and i + 1 < len(text) and text[i + 1] in _PUNCT:
         return (i, i + 2, "")
     if c == "`":

@@ -66,6 +66,7 @@ SPAN_CASES = [
     ),
     ("```py\nx = $1$\n```\nafter", [("code_block", "```py\nx = $1$\n```")]),
     ("[ref]: https://a.b/c\n\nUse [x][ref].", [("url", "https://a.b/c")]),
+    ("Type _^_1_^_ then $x$", [("literal", "_^_1_^_"), ("math", "$x$")]),
 ]
 
 
@@ -78,7 +79,7 @@ def test_extract_finds_each_kind_of_span(markdown, spans):
 
 MARKDOWN_PIECES = list("ab $`\\<>[]()!*_-#|~\n 1.:/") + [
     "https://x.y", "$$", "```", "<br>", "<!--", "-->", "    ", "\n\n", "* ",
-    "1. ", "> ", "$d_k$", "](",
+    "1. ", "> ", "$d_k$", "](", "_^_0_^_", "_^_",
 ]  # fmt: skip
 
 
