@@ -101,12 +101,12 @@ def run_update(root: Path, args: argparse.Namespace) -> int:
     for lang in langs:
         for source, current in keys.items():
             failed |= not _update_file(
-                root, table_path(root, lang, source), current, args
+                root, table_path(root, lang, source), current, args.prune
             )
     return 1 if failed else 0
 
 
-def _update_file(root: Path, path: Path, current: list[str], args) -> bool:
+def _update_file(root: Path, path: Path, current: list[str], prune: bool) -> bool:
     """Update one table; print what happened; False on error (file untouched)."""
     name = relative(path, root)
     try:
@@ -120,10 +120,10 @@ def _update_file(root: Path, path: Path, current: list[str], args) -> bool:
     if repeated:
         print(f"{name}: not updated: remove the duplicate keys first")
         return False
-    result = update_table(entries, current, prune=args.prune)
+    result = update_table(entries, current, prune=prune)
     for stale in result.stale:
         where = f"{name}:{stale.line}: stale key {short(stale.key)}"
-        if args.prune:
+        if prune:
             print(f"{where}: removed")
         elif stale.suggestion is None:
             print(f"{where}: no similar current key")
@@ -137,7 +137,7 @@ def _update_file(root: Path, path: Path, current: list[str], args) -> bool:
     if written:
         save_table(path, result.table)
     translated = sum(1 for k in current if result.table[k].strip())
-    kept = 0 if args.prune else len(result.stale)
+    kept = 0 if prune else len(result.stale)
     print(
         f"{name}: {len(current)} keys, {translated} translated, "
         f"{result.added} added, {kept} stale kept, {result.dropped} removed; "
