@@ -1,0 +1,162 @@
+"""A command line generated from a frozen dataclass and its named presets.
+
+Every field becomes an option, `--n_layer 6` (or `--n-layer 6`), parsed with
+the field's type; `bool` fields become `--compile` / `--no-compile`. The help
+of each option is the comment at the end of the field's line in the source, so
+the comment a reader sees in the code is the text `--help` prints, followed by
+the default and each preset's value where it differs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import dataclasses
+import difflib
+import inspect
+import io
+import sys
+import textwrap
+import tokenize
+from collections.abc import Mapping, Sequence
+from typing import Any, get_type_hints
+
+
+def field_comments(cls: type) -> dict[str, str]:
+    """The trailing `# comment` of each field of dataclass `cls`, by name."""
+    try:
+        source = textwrap.dedent(inspect.getsource(cls))
+    except (OSError, TypeError):
+        return {}
+    comments = {
+        tok.start[0]: tok.string.lstrip("#").strip()
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline)
+        if tok.type == tokenize.COMMENT
+    }
+    body = ast.parse(source).body[0].body
+    return {
+        node.target.id: comments.get(node.end_lineno, "")
+        for node in body
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+    }
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser that suggests the nearest option for a misspelt one."""
+
+    def parse_args(self, args=None, namespace=None):  # noqa: D102
+        parsed, unknown = self.parse_known_args(args, namespace)
+        if unknown:
+            options = [s for a in self._actions for s in a.option_strings]
+            messages = []
+            for word in unknown:
+                name = word.split("=", 1)[0]
+                close = difflib.get_close_matches(name, options, n=1)
+                hint = f" (did you mean {close[0]}?)" if close else ""
+                messages.append(f"{word}{hint}")
+            self.error("unknown argument: " + ", ".join(messages))
+        return parsed
+
+
+def _value_type(hint: Any):
+    if hint not in (int, float, str):
+        raise TypeError(f"cli: unsupported field type {hint!r}")
+    return hint
+
+
+def config_parser(
+    cls: type,
+    presets: Mapping[str, Any],
+    default_preset: str,
+    *,
+    prog: str,
+    description: str,
+) -> argparse.ArgumentParser:
+    """A parser with `--preset` and one option per field of `cls`."""
+    parser = _Parser(
+        prog=prog,
+        description=description,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--preset",
+        choices=sorted(presets),
+        default=default_preset,
+        help=f"named configuration to start from (default: {default_preset})",
+    )
+    hints = get_type_hints(cls)
+    helps = field_comments(cls)
+    base = presets[default_preset]
+    for f in dataclasses.fields(cls):
+        default = getattr(base, f.name)
+        others = [
+            f"{name}: {getattr(p, f.name)!r}"
+            for name, p in sorted(presets.items())
+            if getattr(p, f.name) != default
+        ]
+        text = f"{helps.get(f.name, '')} (default: {default!r}"
+        text += f"; {', '.join(others)})" if others else ")"
+        names = [f"--{f.name}"]
+        if "_" in f.name:
+            names.append(f"--{f.name.replace('_', '-')}")
+        if hints[f.name] is bool:
+            action = argparse.BooleanOptionalAction
+            parser.add_argument(*names, dest=f.name, action=action, help=text)
+        else:
+            value_type = _value_type(hints[f.name])
+            metavar = value_type.__name__.upper()
+            parser.add_argument(
+                *names, dest=f.name, type=value_type, metavar=metavar, help=text
+            )
+    parser.set_defaults(**{f.name: None for f in dataclasses.fields(cls)})
+    return parser
+
+
+def parse_config(
+    argv: Sequence[str] | None,
+    cls: type,
+    presets: Mapping[str, Any],
+    default_preset: str,
+    *,
+    prog: str,
+    description: str,
+):
+    """The preset named by `--preset`, with the fields given on the line replaced."""
+    parser = config_parser(
+        cls, presets, default_preset, prog=prog, description=description
+    )
+    args = vars(parser.parse_args(sys.argv[1:] if argv is None else list(argv)))
+    preset = presets[args.pop("preset")]
+    changes = {k: v for k, v in args.items() if v is not None}
+    try:
+        return dataclasses.replace(preset, **changes)
+    except ValueError as error:
+        parser.error(str(error))
+
+
+def sample_parser() -> argparse.ArgumentParser:
+    """The options of `python train.py sample`."""
+    parser = _Parser(
+        prog="train.py sample",
+        description="Continue a prompt with a trained model, printing each "
+        "character as it is drawn.",
+    )
+    add = parser.add_argument
+    add("--checkpoint", help="checkpoint file (default: the newest out/*/ckpt.pt)")
+    add("--prompt", default="\n", help="text to continue (default: a newline)")
+    add("--tokens", type=int, default=500, help="characters to write (default: 500)")
+    add("--temperature", type=float, default=0.8, help="> 0; lower is safer (0.8)")
+    add("--top-k", type=int, default=40, help="draw from the k likeliest; 0 = all")
+    add("--seed", type=int, default=0, help="seeds the draws (default: 0)")
+    add("--device", default="cpu", choices=("cpu", "cuda"), help="(default: cpu)")
+    return parser
+
+
+def parse_sample(argv: Sequence[str]) -> argparse.Namespace:
+    parser = sample_parser()
+    args = parser.parse_args(list(argv))
+    if args.temperature <= 0:
+        parser.error(f"--temperature must be > 0, got {args.temperature}")
+    if args.tokens < 0 or args.top_k < 0:
+        parser.error("--tokens and --top-k must be >= 0")
+    return args
