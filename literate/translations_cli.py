@@ -157,6 +157,8 @@ def run_status(root: Path, args: argparse.Namespace) -> int:
 
 def run_check(root: Path, args: argparse.Namespace) -> int:
     langs = [args.lang] if args.lang else languages(root)
+    if not langs:
+        print("translations/: no language folders, nothing to check")
     failed = False
     for lang in langs:
         if not (root / "translations" / lang).is_dir():
