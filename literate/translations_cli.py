@@ -165,8 +165,11 @@ def run_check(root: Path, args: argparse.Namespace) -> int:
             print(f"translations/{lang}: no such language folder")
             failed = True
             continue
+        path = glossary_path(root, lang)
         try:
-            glossary = load_glossary(glossary_path(root, lang))
+            glossary = load_glossary(path)
+            found = f"{len(glossary)} terms" if path.exists() else "none, no terms"
+            print(f"{relative(path, root)}: {found}")
         except TableError as error:
             print(error.relative_to(root))
             failed, glossary = True, ()
