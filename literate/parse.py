@@ -36,6 +36,7 @@ import hashlib
 import io
 import re
 import tokenize
+import warnings
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
@@ -144,7 +145,10 @@ def _ast(text: str, path: str) -> ast.Module:
         line = text[: text.index("\0")].count("\n") + 1
         raise ParseError(path, line, "null byte in source; expected text")
     try:
-        return ast.parse(text, filename=path)
+        with warnings.catch_warnings():
+            # An invalid escape like "\\s" in a string is the author's concern.
+            warnings.simplefilter("ignore")
+            return ast.parse(text, filename=path)
     except SyntaxError as error:
         raise ParseError(
             path, error.lineno or 1, f"syntax error: {error.msg}"
@@ -298,7 +302,8 @@ def _front_matter(docs: dict[int, _Doc], path: str) -> tuple[dict, dict[int, _Do
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         line = module.first + start + 1 + (mark.line if mark else 0)
-        raise ParseError(path, line, f"front matter: {error}") from None
+        problem = getattr(error, "problem", None) or str(error).split("\n")[0]
+        raise ParseError(path, line, f"front matter is not YAML: {problem}") from None
     if not isinstance(data, dict):
         raise ParseError(
             path, module.first + start, "front matter: expected 'key: value' lines"
@@ -410,18 +415,20 @@ def _finish(built: list[_Builder], defs: list[_Def], total: int) -> tuple[Sectio
         for number in range(d.start, d.end + 1):
             scope[number] = d.qualname
     by_line = {d.line: d.qualname for d in defs}
+    by_start = {d.start: d.qualname for d in defs}
     drafts = []
     for b in built:
         if not (b.docs or b.code or b.directives):
             continue
-        defines = tuple(by_line[c.number] for c in b.code if c.number in by_line)
+        # A section is named after a definition only when its code starts with
+        # it; a `def` further down belongs to it but is not what it is about.
+        starts = by_start.get(b.code[0].number, "") if b.code else ""
         first = min(
             b.docs_lines[:1]
             + [c.number for c in b.code[:1]]
             + [d.number for d in b.directives[:1]]
         )
-        symbol = defines[0] if defines else scope[first]
-        drafts.append((b, defines, symbol))
+        drafts.append((b, starts, starts or scope[first]))
     anchors = _anchors(drafts)
     return tuple(
         Section(
@@ -431,16 +438,16 @@ def _finish(built: list[_Builder], defs: list[_Def], total: int) -> tuple[Sectio
             code=tuple(b.code),
             symbol=symbol,
             directives=tuple(b.directives),
-            defines=defines,
+            defines=tuple(by_line[c.number] for c in b.code if c.number in by_line),
         )
-        for (b, defines, symbol), anchor in zip(drafts, anchors, strict=True)
+        for (b, _, symbol), anchor in zip(drafts, anchors, strict=True)
     )
 
 
-def _anchors(drafts: list[tuple[_Builder, tuple[str, ...], str]]) -> list[str]:
+def _anchors(drafts: list[tuple[_Builder, str, str]]) -> list[str]:
     """Stable ids: the defined symbol, else enclosing symbol plus a content slug.
 
-    Sections that define a class or function claim their name first, so a
+    Sections that start with a class or function claim its name first, so a
     slug can never take it. A slug that is taken grows to more words of the
     content; only identical content falls back to `-2`, `-3` in source order.
     """
@@ -448,9 +455,9 @@ def _anchors(drafts: list[tuple[_Builder, tuple[str, ...], str]]) -> list[str]:
     result = [""] * len(drafts)
     order = sorted(range(len(drafts)), key=lambda i: (not drafts[i][1], i))
     for i in order:
-        b, defines, symbol = drafts[i]
-        if defines:
-            wanted = [defines[0]]
+        b, starts, symbol = drafts[i]
+        if starts:
+            wanted = [starts]
         else:
             wanted = [f"{symbol}-{slug}" if symbol else slug for slug in _slugs(b)]
         free = [a for a in wanted if a not in taken and not re.fullmatch(r"L\d+", a)]

@@ -63,6 +63,9 @@ class _Prose:
     spans: tuple[Span, ...]
     template: str  # the markdown with `_^_N_^_` placeholders
     allowed: frozenset[Span] | None  # None: the English source, all spans allowed
+    # For span i: where its placeholder is in `template` and where the span
+    # starts in `text`.
+    places: tuple[tuple[int, int, int], ...]
 
     def permits(self, span: Span) -> bool:
         return self.allowed is None or span in self.allowed
@@ -136,7 +139,23 @@ def _plan(section: Section) -> dict[str, _Prose]:
 
 def _prose(section: Section, text: str, allowed) -> _Prose:
     template = extract(text)
-    return _Prose(section, text, template.spans, template.text, allowed)
+    places = _places(text, template.text, template.spans)
+    return _Prose(section, text, template.spans, template.text, allowed, places)
+
+
+def _places(text: str, template: str, spans: tuple[Span, ...]):
+    """Match each span to its placeholder by walking text and template together.
+
+    A `_^_N_^_` typed in the prose itself is text: it is a placeholder only
+    where the text holds span N at that point.
+    """
+    places, shift = [], 0
+    for match in PLACEHOLDER_RE.finditer(template):
+        index, start = int(match.group(1)), match.start() + shift
+        if index == len(places) and text.startswith(spans[index].text, start):
+            places.append((match.start(), match.end(), start))
+            shift += len(spans[index].text) - len(match.group(0))
+    return tuple(places)
 
 
 def _clean(text: str) -> str:
@@ -178,7 +197,7 @@ def _line_of(prose: _Prose, index: int) -> int:
     """The source line of span `index` of `prose` (via the English text)."""
     section = prose.section
     english = _clean(section.english or section.docs)
-    start = _span_start(prose, index)
+    start = prose.places[index][2]
     if prose.text != english:
         found = english.find(prose.spans[index].text)
         start = found if found >= 0 else 0
@@ -186,18 +205,6 @@ def _line_of(prose: _Prose, index: int) -> int:
     if not lines:
         return section.code[0].number if section.code else 1
     return lines[min(english[:start].count("\n"), len(lines) - 1)]
-
-
-def _span_start(prose: _Prose, index: int) -> int:
-    """Where span `index` starts in `prose.text`."""
-    shift = 0
-    for match in PLACEHOLDER_RE.finditer(prose.template):
-        number = int(match.group(1))
-        if number == index:
-            return match.start() + shift
-        if number < len(prose.spans):
-            shift += len(prose.spans[number].text) - len(match.group(0))
-    return 0
 
 
 # --- prose: markdown with the spans put back ------------------------------------
@@ -218,23 +225,17 @@ def _markdown() -> markdown.Markdown:
 
 
 def _prose_html(prose: _Prose, math: dict) -> str:
-    expected = iter(range(len(prose.spans)))
-    # Only the placeholders extract wrote, in order, become tokens; a literal
-    # `_^_N_^_` typed in the prose stays text.
-    state = {"next": next(expected, None)}
-
-    def token(match: re.Match[str]) -> str:
-        if int(match.group(1)) != state["next"]:
-            return match.group(0)
-        index = state["next"]
-        state["next"] = next(expected, None)
+    parts, last = [], 0
+    for index, (start, end, _) in enumerate(prose.places):
         mark = f"\ue000{index}\ue001"
-        return f"\n\n{mark}\n\n" if prose.spans[index].kind == "code_block" else mark
-
-    source = PLACEHOLDER_RE.sub(token, prose.template)
+        if prose.spans[index].kind == "code_block":
+            mark = f"\n\n{mark}\n\n"  # a block of its own, never inside a <p>
+        parts += [prose.template[last:start], mark]
+        last = end
+    parts.append(prose.template[last:])
     md = _markdown()
     md.reset()
-    body = md.convert(source)
+    body = md.convert("".join(parts))
     return _put_back(body, prose, math)
 
 
@@ -284,6 +285,8 @@ def _fix_tag(tag: str, prose: _Prose) -> str:
         return "" if value is None else f' {attr}="{_attr(value)}"'
 
     tag = _URL_ATTR_RE.sub(url, tag)
+    if tag.startswith("<img") and ' src="' not in tag:
+        return ""  # an image whose source was refused: nothing to show
     return _TOKEN_RE.sub(lambda m: _escaped(prose, m), tag)
 
 
@@ -376,8 +379,7 @@ def _section_html(page, section, docs, code, directive_html) -> str:
             f"{docs['original']}</details>"
         )
     parts.append("</div>")
-    if section.code or (directive_html and section.directives):
-        parts.append(_code_html(section, code, directive_html))
+    parts.append(_code_html(section, code, directive_html))
     parts.append("</section>")
     return "\n".join(parts)
 
@@ -393,12 +395,11 @@ def _code_html(section, code, directive_html) -> str:
             f"{code.get(n, '')}</span>"
         )
         previous = n
-    parts = ['<div class="lit-code">']
+    parts = []
     if rows:
+        rows_html = "\n".join(rows)
         parts.append(
-            '<div class="highlight"><pre><code>'
-            + "\n".join(rows)
-            + "</code></pre></div>"
+            f'<div class="highlight"><pre><code>{rows_html}</code></pre></div>'
         )
     for directive in section.directives if directive_html else ():
         parts.append(
@@ -406,8 +407,8 @@ def _code_html(section, code, directive_html) -> str:
             f' data-directive="{_attr(directive.text)}">'
             f"{directive_html(section, directive)}</div>"
         )
-    parts.append("</div>")
-    return "\n".join(parts)
+    # Empty when there is no code: the column still holds its width (CSS).
+    return '<div class="lit-code">' + "\n".join(parts) + "</div>"
 
 
 def _attr(value: str) -> str:

@@ -1,0 +1,321 @@
+"""The renderer: golden HTML, links, math, translation states and escaping.
+
+Golden files: `tests/golden/NAME.py` renders to `NAME.html` (KaTeX 0.16.47,
+Pygments and Python-Markdown as pinned); LITERATE_UPDATE_GOLDEN=1 rewrites
+them after a deliberate change.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+from html.parser import HTMLParser
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_parse import GOLDEN, compare_golden
+
+from literate import math as katex
+from literate.parse import parse
+from literate.render import RenderError, render_page, render_page_tolerant
+
+
+class Tree(HTMLParser):
+    """Every start tag of a document as (tag, attributes), and its text."""
+
+    def __init__(self, text: str):
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.text: list[str] = []
+        self.feed(text)
+        self.close()
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+    def find(self, tag, **attrs):
+        return [
+            a
+            for t, a in self.tags
+            if t == tag and all(a.get(k.rstrip("_")) == v for k, v in attrs.items())
+        ]
+
+
+def render_source(source: str, path: str = "m.py", **kwargs) -> str:
+    return render_page(parse(source, path), **kwargs)
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in GOLDEN.glob("*.py")))
+def test_golden_html(name):
+    source = GOLDEN / f"{name}.py"
+    page = parse(source.read_text(encoding="utf-8"), source.name)
+    html = render_page(page, source_url=f"https://example.org/{source.name}")
+    compare_golden(GOLDEN / f"{name}.html", html)
+
+
+# --- structure ------------------------------------------------------------------
+
+
+def test_every_code_line_has_a_self_link_with_its_number():
+    source = (GOLDEN / "edge.py").read_text()
+    page = parse(source, "edge.py")
+    tree = Tree(render_page(page))
+    numbers = [line.number for s in page.sections for line in s.code]
+    for n in numbers:
+        assert tree.find("a", id=f"L{n}", href=f"#L{n}", class_="lit-ln"), n
+    assert len(tree.find("a", class_="lit-ln")) == len(numbers)
+
+
+def test_sections_have_their_anchor_and_a_permalink():
+    page = parse((GOLDEN / "basic.py").read_text(), "basic.py")
+    tree = Tree(render_page(page))
+    for section in page.sections:
+        assert tree.find("section", id=section.anchor, class_="lit-section")
+        assert tree.find("a", href=f"#{section.anchor}", class_="lit-permalink")
+
+
+def test_the_page_links_to_its_source_file():
+    tree = Tree(render_source("x = 1\n", source_url="../src/m.py"))
+    assert tree.find("a", href="../src/m.py")
+    no_link = Tree(render_source("x = 1\n"))
+    assert not [a for t, a in no_link.tags if t == "a" and a.get("href") == ""]
+
+
+NAMES_SOURCE = '''\
+class Model:
+    """A model."""
+
+    def forward(self, x):
+        """Forward."""
+        return self.helper(x) + Model.scale + unknown.helper(x)
+
+    def helper(self, x):
+        """Helper."""
+        return x
+
+
+def build():
+    """Build one."""
+    return Model()
+'''
+
+
+def test_defined_names_link_to_their_section():
+    html = render_source(NAMES_SOURCE)
+    refs = [a["href"] for a in Tree(html).find("a") if a.get("class") == "lit-ref"]
+    # self.helper -> Model.helper; Model -> Model; Model() -> Model.
+    assert refs == ["#Model.helper", "#Model", "#Model"]
+    # The names being defined are not links to themselves.
+    assert '<span class="nf">forward</span>' in html
+
+
+def test_rendering_is_byte_identical_and_independent_of_the_math_cache():
+    source = (GOLDEN / "basic.py").read_text()
+    first = render_source(source)
+    katex.clear_cache()
+    assert render_source(source) == first
+    assert render_source(source) == first
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "# Prose with $x_1$ and `code`.",
+                "x = 1",
+                "",
+                "def f(a):\n    return a",
+                "# Link to [docs](https://example.org) and *emphasis*.",
+                'class C:\n    """Doc $\\frac{a}{b}$."""',
+                "y = f(2)  # trailing",
+            ]
+        ),
+        max_size=10,
+    )
+)
+def test_render_is_deterministic_for_generated_sources(parts):
+    source = "\n".join(parts) + "\n"
+    assert render_source(source) == render_source(source)
+
+
+# --- math -----------------------------------------------------------------------
+
+
+def test_math_is_rendered_with_mathml_and_no_dollar_left():
+    html = render_source(
+        "# Inline $d_k$ and display:\n#\n# $$\n# \\frac{a}{b}\n# $$\nx = 1\n"
+    )
+    tree = Tree(html)
+    assert len(tree.find("math")) == 2
+    assert tree.find("math", display="block")
+    prose = "".join(tree.text)
+    assert "$" not in prose.replace("$d_k$", "")  # only the TeX annotation keeps it
+
+
+def test_a_latex_error_names_file_and_line():
+    source = "x = 1\n\n# Fine $a$.\n#\n# Broken $\\frac{a}{$ here.\ny = 2\n"
+    with pytest.raises(RenderError) as caught:
+        render_source(source, "mha.py")
+    assert str(caught.value).startswith("mha.py:5: KaTeX parse error:")
+
+
+def test_a_latex_error_in_a_docstring_names_its_line():
+    source = 'def f():\n    """One.\n\n    Two $\\left( x$.\n    """\n'
+    with pytest.raises(RenderError) as caught:
+        render_source(source, "d.py")
+    assert caught.value.line == 4
+
+
+def test_tolerant_mode_shows_bad_tex_escaped_and_counts_it():
+    html, errors = render_page_tolerant(parse("# $\\frac{<b>}{$ ok\nx = 1\n", "m.py"))
+    assert [e.line for e in errors] == [1]
+    assert '<code class="lit-tex">$\\frac{&lt;b&gt;}{$</code>' in html
+
+
+def test_one_katex_process_per_page_and_none_when_cached(monkeypatch):
+    calls = []
+    real_run = subprocess.run
+
+    def counting_run(*args, **kwargs):
+        calls.append(args)
+        return real_run(*args, **kwargs)
+
+    monkeypatch.setattr(subprocess, "run", counting_run)
+    katex.clear_cache()
+    source = "# $a_1$, $a_2$ and $a_3$.\nx = 1\n# $$b$$\ny = 2\n"
+    render_source(source)
+    assert len(calls) == 1
+    render_source(source)
+    assert len(calls) == 1
+
+
+def test_missing_node_is_a_render_error(monkeypatch):
+    monkeypatch.setattr(katex.shutil, "which", lambda name: None)
+    katex.clear_cache()
+    with pytest.raises(RenderError) as caught:
+        render_source("x = 1\n# $q_{new}$\ny = 2\n", "m.py")
+    assert caught.value.line == 2
+    assert "node not found" in str(caught.value)
+
+
+# --- translation states and escaping ----------------------------------------------
+
+ENGLISH = "Weights $w_i$, see [docs](https://example.org/a) and `w`.<br>"
+
+
+def translated(docs: str, state: str = "translated", english: str = ENGLISH):
+    page = parse(f"# {english}\nx = 1\n", "m.py")
+    section = dataclasses.replace(
+        page.sections[0], docs=docs, english=english, state=state, lang="ja"
+    )
+    return dataclasses.replace(page, sections=(section,), lang="ja")
+
+
+def test_translated_section_shows_translation_and_english_original():
+    docs = "重み $w_i$、[資料](https://example.org/a)、`w`。<br>"
+    tree = Tree(render_page(translated(docs)))
+    assert tree.find("details", class_="lit-original", lang="en")
+    assert "英語の原文" in tree.text
+    assert len(tree.find("math")) == 2  # in the translation and in the original
+    assert len(tree.find("a", href="https://example.org/a")) == 2
+    assert len(tree.find("br")) == 2
+
+
+@pytest.mark.parametrize(
+    ("state", "notice"),
+    [("untranslated", "未翻訳です"), ("stale", "翻訳が古くなっています")],
+)
+def test_untranslated_and_stale_show_the_english_marked(state, notice):
+    tree = Tree(render_page(translated(ENGLISH, state=state)))
+    assert tree.find("p", class_=f"lit-notice lit-{state}")
+    assert any(notice in text for text in tree.text)
+    assert tree.find("div", class_="lit-prose", lang="en")
+    assert not tree.find("details")
+
+
+HOSTILE = [
+    "<script>alert(1)</script>",
+    '<img src="x" onerror="alert(1)">',
+    "[click](javascript:alert(1))",
+    "[click](JaVa&#115;cript:alert(1))",
+    "<a href='javascript:alert(1)'>x</a>",
+    "<iframe src='https://evil.example'></iframe>",
+    "<!-- hidden --> visible",
+    "<style>body { display: none }</style>",
+    "<svg onload=alert(1)>",
+    "<div onclick='alert(1)'>x</div>",
+    "<javascript:alert(1)>",
+    "[ref]\n\n[ref]: javascript:alert(1)",
+    "![x](https://evil.example/pixel.png)",
+]
+
+
+@pytest.mark.parametrize("hostile", HOSTILE)
+def test_a_translation_never_yields_markup_it_was_not_given(hostile):
+    html = render_page(translated(f"訳 {hostile} 訳"))
+    tree = Tree(html)
+    tags = {tag for tag, _ in tree.tags}
+    assert not tags & {"script", "iframe", "style", "img", "svg"}
+    for tag, attrs in tree.tags:
+        assert not any(name.startswith("on") for name in attrs), (tag, attrs)
+        for name in ("href", "src"):
+            value = (attrs.get(name) or "").replace("\x00", "").strip().lower()
+            assert not value.startswith(("javascript", "data", "vbscript")), attrs
+            assert "evil.example" not in value, attrs
+    # What was refused is still there for the reader, as text.
+    assert "訳" in "".join(tree.text)
+
+
+def test_hostile_text_in_a_translation_is_shown_escaped():
+    html = render_page(translated("訳 <script>alert(1)</script>"))
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+def test_english_html_is_rebuilt_from_allowed_tags_and_attributes():
+    source = (
+        '# A <span class="x" onclick="evil()">span</span> <b>bold\n# <u>u</u>\nx = 1\n'
+    )
+    tree = Tree(render_source(source))
+    assert tree.find("span", class_="x") == [{"class": "x"}]
+    assert tree.find("u")
+    html = render_source(source)
+    # <b> was never closed: the renderer closes it at the end of the prose.
+    assert html.count("<b>") == html.count("</b>") == 1
+
+
+def test_english_links_are_checked_too():
+    html = render_source("# [a](javascript:alert(1)) [b](../c.html) [c](#top)\nx = 1\n")
+    hrefs = [a.get("href") for a in Tree(html).find("a") if "lit-" not in str(a)]
+    assert hrefs == [None, "../c.html", "#top"]
+
+
+def test_placeholder_lookalikes_in_prose_stay_text():
+    html = render_source("# Literal _^_0_^_ then $x$ and _^_7_^_.\ny = 1\n")
+    text = "".join(Tree(html).text)
+    assert "Literal _^_0_^_ then" in text and "and _^_7_^_." in text
+    assert html.count("<math") == 1
+
+
+def test_cli_writes_a_standalone_page(tmp_path):
+    from literate.__main__ import main
+
+    out = tmp_path / "basic.html"
+    assert main(["render", str(GOLDEN / "basic.py"), "-o", str(out)]) == 0
+    text = out.read_text()
+    assert text.startswith("<!doctype html>") and 'class="lit-page"' in text
+    assert "katex.min.css" in text
+    bad = tmp_path / "bad.py"
+    bad.write_text("# $\\frac{$\nx = 1\n")
+    assert main(["render", str(bad), "-o", str(tmp_path / "bad.html")]) == 1
+    assert not (tmp_path / "bad.html").exists()
+
+
+def test_label_languages_fall_back_to_english():
+    page = dataclasses.replace(parse("x = 1\n", "m.py"), lang="xx")
+    html = render_page(page, source_url="m.py")
+    assert "Source file: m.py" in html
