@@ -23,6 +23,8 @@ from dataclasses import dataclass
 
 # `_^_3_^_`: the placeholder for span number 3 of a template.
 PLACEHOLDER_RE = re.compile(r"_\^_(\d+)_\^_")
+# Text that a placeholder right after it would complete into another one.
+_PLACEHOLDER_HEAD = re.compile(r"_\^_\d+$")
 
 _PUNCT = frozenset(string.punctuation)
 
@@ -53,7 +55,8 @@ class Span:
     """A piece of prose that stays as it is in every language."""
 
     # "math" | "display_math" | "code" | "code_block" | "url" | "html", or
-    # "literal": a `_^_N_^_` typed in the prose itself, kept as plain text
+    # "literal": placeholder-like text typed in the prose itself (`_^_N_^_`,
+    # or `_^_N` right before a span), kept as plain text
     kind: str
     text: str  # exact source text: "$d_k$", "$$…$$", "`x`", "https://…", "<br>"
 
@@ -82,6 +85,12 @@ def extract(markdown: str) -> Template:
     spans: list[Span] = []
     last = 0
     for start, end, kind in _find_spans(markdown):
+        head = _PLACEHOLDER_HEAD.search(markdown, last, start)
+        if head:  # `_^_1` + `_^_0_^_` would read as `_^_1_^_`: keep it literal
+            parts.append(markdown[last : head.start()])
+            parts.append(placeholder(len(spans)))
+            spans.append(Span("literal", head.group(0)))
+            last = head.end()
         parts.append(markdown[last:start])
         parts.append(placeholder(len(spans)))
         spans.append(Span(kind, markdown[start:end]))
@@ -144,6 +153,8 @@ def _span_at(text: str, i: int) -> tuple[int, int, str] | None:
         m = PLACEHOLDER_RE.match(text, i)
         return (i, m.end(), "literal") if m else None
     if c == "\\" and i + 1 < len(text) and text[i + 1] in _PUNCT:
+        if PLACEHOLDER_RE.match(text, i + 1):
+            return None  # `\_^_0_^_`: the placeholder is literal text all the same
         return (i, i + 2, "")
     if c == "`":
         return _code_span(text, i)

@@ -70,7 +70,7 @@ def test_extract_finds_each_kind_of_span(markdown, spans):
 
 MARKDOWN_PIECES = list("ab $`\\<>[]()!*_-#|~\n 1.:/") + [
     "https://x.y", "$$", "```", "<br>", "<!--", "-->", "    ", "\n\n", "* ",
-    "1. ", "> ", "$d_k$", "](", "_^_0_^_", "_^_",
+    "1. ", "> ", "$d_k$", "](", "_^_0_^_", "_^_", "_^_1",
 ]  # fmt: skip
 
 
