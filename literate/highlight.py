@@ -20,13 +20,20 @@ from literate.model import Section
 
 _PYTHON = PythonLexer(stripnl=False, ensurenl=True)
 _PLAIN = (Text, Text.Whitespace)
+_CLASSES: dict = {}
+# The last pages' code columns: the languages of one page share their code.
+_COLUMNS: dict = {}
+_COLUMNS_KEPT = 8
 
 
 def css_class(ttype) -> str:
     """Pygments' short class for a token type (`k`, `nf`, ...), "" for text."""
-    while ttype not in STANDARD_TYPES:
-        ttype = ttype.parent
-    return STANDARD_TYPES[ttype]
+    if ttype not in _CLASSES:
+        known = ttype
+        while known not in STANDARD_TYPES:
+            known = known.parent
+        _CLASSES[ttype] = STANDARD_TYPES[known]
+    return _CLASSES[ttype]
 
 
 def _span(ttype, text: str) -> str:
@@ -49,8 +56,17 @@ def highlight_sections(
         for line in section.code:
             rows[line.number] = line.text
             scope[line.number] = section.symbol
-    if not rows:
-        return {}
+    key = (tuple(rows.items()), tuple(scope.items()), tuple(sorted(names.items())))
+    if key not in _COLUMNS:
+        if len(_COLUMNS) >= _COLUMNS_KEPT:
+            del _COLUMNS[next(iter(_COLUMNS))]
+        _COLUMNS[key] = _highlight(rows, scope, names) if rows else {}
+    return dict(_COLUMNS[key])
+
+
+def _highlight(
+    rows: dict[int, str], scope: dict[int, str], names: Mapping[str, str]
+) -> dict[int, str]:
     text = "\n".join(rows.get(n, "") for n in range(1, max(rows) + 1)) + "\n"
     out: dict[int, list[str]] = {n: [] for n in rows}
     number = 1

@@ -98,6 +98,7 @@ class _Def:
     start: int  # first decorator line, or the `def`/`class` line
     line: int  # the `def`/`class` line
     end: int
+    node: ast.AST
 
 
 @dataclass
@@ -127,7 +128,7 @@ def parse(source_text: str, path: str) -> Page:
     tree = _ast(text, path)
     tokens = _tokens(text, path)
     defs = _defs(tree)
-    docs = _docstrings(tree, tokens, lines)
+    docs = _docstrings(tree, defs, tokens, lines)
     kinds = _classify(lines, tokens, docs)
     front, docs = _front_matter(docs, path)
     built = _group(lines, kinds, docs)
@@ -172,7 +173,8 @@ def _defs(tree: ast.Module) -> list[_Def]:
             if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 name = f"{prefix}{child.name}"
                 start = min([child.lineno] + [d.lineno for d in child.decorator_list])
-                found.append(_Def(name, start, child.lineno, child.end_lineno or 0))
+                end = child.end_lineno or child.lineno
+                found.append(_Def(name, start, child.lineno, end, child))
                 visit(child, name + ".")
             else:
                 visit(child, prefix)
@@ -182,17 +184,15 @@ def _defs(tree: ast.Module) -> list[_Def]:
 
 
 def _docstrings(
-    tree: ast.Module, tokens: list[tokenize.TokenInfo], lines: list[str]
+    tree: ast.Module,
+    defs: list[_Def],
+    tokens: list[tokenize.TokenInfo],
+    lines: list[str],
 ) -> dict[int, _Doc]:
     """The docstrings that are prose, keyed by their first line."""
     strings = {tok.start: tok for tok in tokens if tok.type == tokenize.STRING}
     found: dict[int, _Doc] = {}
-    owners = [tree] + [
-        node
-        for node in ast.walk(tree)
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-    ]
-    for owner in owners:
+    for owner, header in [(tree, 0)] + [(d.node, d.start) for d in defs]:
         body = owner.body
         if not (body and isinstance(body[0], ast.Expr)):
             continue
@@ -210,11 +210,8 @@ def _docstrings(
         )
         if not alone:
             continue
-        header = 0
-        if not isinstance(owner, ast.Module):
-            header = min([owner.lineno] + [d.lineno for d in owner.decorator_list])
         text = _docstring_text(tok.string, value.value)
-        found[first] = _Doc(first, last, text, header, isinstance(owner, ast.Module))
+        found[first] = _Doc(first, last, text, header, owner is tree)
     return found
 
 

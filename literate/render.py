@@ -23,6 +23,7 @@ in one KaTeX batch before any prose, so a LaTeX error fails the page with
 from __future__ import annotations
 
 import html
+import itertools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -50,6 +51,10 @@ _TOKEN_RE = re.compile("\ue000(\\d+)\ue001")
 _BLOCK_TOKEN_RE = re.compile("<p>\ue000(\\d+)\ue001</p>")
 _SPLIT_TAGS_RE = re.compile(r"(<[^>]*>)")
 _URL_ATTR_RE = re.compile(r'\s(href|src)="([^"]*)"')
+_HEADING_RE = re.compile(r"<h([1-6])>")
+# Search indexes the prose, not KaTeX's glyph boxes or the line numbers.
+_KATEX_OPEN = '<span class="katex">'
+_KATEX_OPEN_EXCLUDED = '<span class="katex" data-search-exclude>'
 
 DirectiveHtml = Callable[[Section, Directive], str]
 
@@ -297,7 +302,9 @@ def _inline(prose: _Prose, match: re.Match[str], math: dict, open_tags) -> str:
         return escaped
     if span.kind in MATH:
         rendered: Rendered = math[_formula(span)]
-        return rendered.html or f'<code class="lit-tex">{escaped}</code>'
+        if not rendered.html:
+            return f'<code class="lit-tex">{escaped}</code>'
+        return rendered.html.replace(_KATEX_OPEN, _KATEX_OPEN_EXCLUDED, 1)
     if span.kind == "code":
         return f"<code>{html.escape(_code_text(span.text))}</code>"
     if span.kind == "code_block":
@@ -364,14 +371,16 @@ def _section_html(page, section, docs, code, directive_html) -> str:
         '<div class="lit-docs">',
         f'<a class="lit-permalink" href="#{anchor}"'
         f' title="{_attr(label(page.lang, "permalink"))}"'
-        f' aria-label="{_attr(label(page.lang, "permalink"))}">¶</a>',
+        f' aria-label="{_attr(label(page.lang, "permalink"))}"'
+        " data-search-exclude>¶</a>",
     ]
+    main = _heading_ids(docs["main"], anchor)
     if section.state in ("untranslated", "stale"):
         notice = html.escape(label(page.lang, section.state))
         parts.append(f'<p class="lit-notice lit-{section.state}">{notice}</p>')
-        parts.append(f'<div class="lit-prose" lang="en">{docs["main"]}</div>')
+        parts.append(f'<div class="lit-prose" lang="en">{main}</div>')
     else:
-        parts.append(f'<div class="lit-prose">{docs["main"]}</div>')
+        parts.append(f'<div class="lit-prose">{main}</div>')
     if "original" in docs:
         summary = html.escape(label(page.lang, "original"))
         parts.append(
@@ -384,6 +393,19 @@ def _section_html(page, section, docs, code, directive_html) -> str:
     return "\n".join(parts)
 
 
+def _heading_ids(body: str, anchor: str) -> str:
+    """Give the prose's headings ids (`h-ANCHOR`, `h-ANCHOR-2`), so that
+    mkdocs-material's search can link to the section a heading opens."""
+    count = itertools.count(1)
+
+    def add_id(match: re.Match[str]) -> str:
+        n = next(count)
+        suffix = f"-{n}" if n > 1 else ""
+        return f'<h{match.group(1)} id="h-{anchor}{suffix}">'
+
+    return _HEADING_RE.sub(add_id, body)
+
+
 def _code_html(section, code, directive_html) -> str:
     rows, previous = [], None
     for line in section.code:
@@ -391,7 +413,8 @@ def _code_html(section, code, directive_html) -> str:
         cls = "lit-line lit-gap" if gap else "lit-line"
         n = line.number
         rows.append(
-            f'<span class="{cls}"><a id="L{n}" class="lit-ln" href="#L{n}">{n}</a>'
+            f'<span class="{cls}"><a id="L{n}" class="lit-ln" href="#L{n}"'
+            f" data-search-exclude>{n}</a>"
             f"{code.get(n, '')}</span>"
         )
         previous = n

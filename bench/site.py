@@ -1,0 +1,197 @@
+"""Benchmark the site: full build, re-render of one source, 300 foreign files.
+
+    python bench/site.py [--files 300] [--builds 3]
+
+(a) `mkdocs build` of the whole site in a subprocess (median of --builds;
+    skipped with a note when mkdocs.yml is missing), and the in-process
+    re-render of one changed source (parse, translate, render; every language)
+    as `mkdocs serve` does it after an edit, with the math cache warm.
+(b) parse + render of real Python files nobody on this team wrote: the
+    installed torch's `torch/nn/**/*.py` and `torch/optim/*.py`, sorted; when
+    those are fewer than --files, `torch/ao/nn/**`, `torch/distributions/**`
+    and `torch/utils/**` (sorted) fill up the count. Rendering uses the
+    tolerant mode: a formula KaTeX rejects in a foreign file is shown as
+    escaped TeX and counted; any exception is a failure. The reference is
+    Pygments highlighting the same files, timed in the same run, so the ratio
+    holds on a busy machine even when the absolute rate does not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from importlib.metadata import entry_points
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[0] = str(ROOT)  # so `mha` is the tutorial, not bench/mha.py
+
+import torch  # noqa: E402
+from pygments import highlight  # noqa: E402
+from pygments.formatters import HtmlFormatter  # noqa: E402
+from pygments.lexers import PythonLexer  # noqa: E402
+
+from bench.timing import format_table, median_seconds  # noqa: E402
+from literate.parse import parse  # noqa: E402
+from literate.render import render_page, render_page_tolerant  # noqa: E402
+
+TORCH = Path(torch.__file__).resolve().parent
+CORPUS = [("nn", "**/*.py"), ("optim", "*.py")]
+TOP_UP = [("ao/nn", "**/*.py"), ("distributions", "**/*.py"), ("utils", "**/*.py")]
+
+
+def corpus(count: int) -> list[Path]:
+    """The first `count` files of CORPUS, then of TOP_UP, each group sorted."""
+    files: list[Path] = []
+    for folder, pattern in CORPUS + TOP_UP:
+        for path in sorted((TORCH / folder).glob(pattern)):
+            if path not in files and len(files) < count:
+                files.append(path)
+    return files
+
+
+# --- (a) the site ------------------------------------------------------------------
+
+
+def plugin_env(folder: Path) -> dict[str, str]:
+    """The environment for `mkdocs build`, registering the plugin if needed.
+
+    `make install` installs the project (and its entry point); a checkout
+    that has not gets a throwaway dist-info in `folder` on PYTHONPATH.
+    """
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+    if entry_points(group="mkdocs.plugins", name="literate"):
+        return env
+    info = folder / "literate_local-0.dist-info"
+    info.mkdir(parents=True, exist_ok=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: literate-local\n")
+    (info / "entry_points.txt").write_text(
+        "[mkdocs.plugins]\nliterate = literate.plugin:LiteratePlugin\n"
+    )
+    env["PYTHONPATH"] = os.pathsep.join([str(folder), str(ROOT)])
+    return env
+
+
+def build_seconds(builds: int) -> list[float]:
+    times = []
+    with tempfile.TemporaryDirectory() as tmp:
+        env = plugin_env(Path(tmp) / "ep")
+        command = [sys.executable, "-m", "mkdocs", "build", "-q", "-d", f"{tmp}/site"]
+        for _ in range(builds):
+            start = time.perf_counter()
+            done = subprocess.run(
+                command, cwd=ROOT, env=env, capture_output=True, text=True
+            )
+            times.append(time.perf_counter() - start)
+            if done.returncode != 0:
+                raise SystemExit(f"mkdocs build failed:\n{done.stderr[-2000:]}")
+    return times
+
+
+def rerender_seconds(source: str) -> dict[str, float]:
+    """One source edited, then parsed and rendered in every language."""
+    from literate.plugin import SOURCE_LANGUAGE
+    from literate.tables import load_table
+    from literate.translate import translate_page
+
+    text = (ROOT / source).read_text(encoding="utf-8")
+    langs = sorted(p.name for p in (ROOT / "translations").iterdir() if p.is_dir())
+    tables = {}
+    for lang in langs:
+        path = ROOT / "translations" / lang / f"{Path(source).stem}.json"
+        tables[lang] = load_table(path) if path.exists() else {}
+    edits = iter(range(10**6))
+
+    def rerender(new_formula: bool) -> None:
+        n = next(edits)
+        extra = f"$x_{{{n}}}$" if new_formula else f"edit {n}"
+        page = parse(text + f"\n# An edit: {extra}.\n", source)
+        render_page(page)
+        for lang in langs:
+            if lang != SOURCE_LANGUAGE:
+                render_page(translate_page(page, lang, tables[lang]))
+
+    return {
+        "prose edited": median_seconds(lambda: rerender(False), repeats=5),
+        "new formula (1 KaTeX run)": median_seconds(lambda: rerender(True), repeats=5),
+    }
+
+
+# --- (b) foreign files -------------------------------------------------------------
+
+
+def render_corpus(files: list[Path]) -> dict:
+    failures, tolerated, times = [], 0, []
+    cpu = time.process_time()
+    wall = time.perf_counter()
+    for path in files:
+        name = path.relative_to(TORCH.parent).as_posix()
+        start = time.perf_counter()
+        try:
+            page = parse(path.read_text(encoding="utf-8"), name)
+            tolerated += len(render_page_tolerant(page)[1])
+        except Exception as error:  # noqa: BLE001 - every failure is counted
+            failures.append(f"{name}: {type(error).__name__}: {error}")
+        times.append((time.perf_counter() - start, name))
+    return {
+        "wall": time.perf_counter() - wall,
+        "cpu": time.process_time() - cpu,
+        "slowest": max(times),
+        "failures": failures,
+        "tolerated": tolerated,
+    }
+
+
+def pygments_seconds(files: list[Path]) -> float:
+    lexer, formatter = PythonLexer(), HtmlFormatter()
+    start = time.perf_counter()
+    for path in files:
+        highlight(path.read_text(encoding="utf-8"), lexer, formatter)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--files", type=int, default=300)
+    parser.add_argument("--builds", type=int, default=3)
+    args = parser.parse_args()
+    rows = []
+    if (ROOT / "mkdocs.yml").exists():
+        builds = build_seconds(args.builds)
+        rows.append(
+            ["mkdocs build, whole site", f"{statistics.median(builds):.2f} s", "≤ 3 s"]
+        )
+        for what, seconds in rerender_seconds("mha.py").items():
+            rows.append([f"re-render mha.py, {what}", f"{seconds:.3f} s", "≤ 0.5 s"])
+    else:
+        print("note: no mkdocs.yml yet, so no site build timing\n")
+    files = corpus(args.files)
+    result = render_corpus(files)
+    reference = pygments_seconds(files)
+    n = len(files)
+    slow_time, slow_name = result["slowest"]
+    rows += [
+        [f"{n} torch files, parse + render", f"{n / result['wall']:.1f} files/s", ""],
+        [
+            "  same, CPU time of this process",
+            f"{n / result['cpu']:.1f} files/s",
+            "≥ 20",
+        ],
+        ["  Pygments alone on the same files", f"{n / reference:.1f} files/s", ""],
+        ["  render time / Pygments time", f"{result['wall'] / reference:.2f}", ""],
+        ["  slowest file", f"{slow_time:.2f} s {slow_name}", ""],
+        ["  failures", str(len(result["failures"])), "0"],
+        ["  formulas shown as TeX (KaTeX error)", str(result["tolerated"]), ""],
+    ]
+    print(format_table(["measure", "result", "target"], rows))
+    for failure in result["failures"]:
+        print("FAILED", failure)
+
+
+if __name__ == "__main__":
+    main()
