@@ -319,3 +319,50 @@ def test_label_languages_fall_back_to_english():
     page = dataclasses.replace(parse("x = 1\n", "m.py"), lang="xx")
     html = render_page(page, source_url="m.py")
     assert "Source file: m.py" in html
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(HOSTILE + ["訳", "`x`", "**b**", "\n\n"]), max_size=6))
+def test_no_mix_of_hostile_fragments_yields_markup(fragments):
+    tree = Tree(render_page(translated(" ".join(fragments))))
+    assert not {tag for tag, _ in tree.tags} & {
+        "script",
+        "iframe",
+        "style",
+        "img",
+        "svg",
+    }
+    for _, attrs in tree.tags:
+        assert not any(name.startswith("on") for name in attrs)
+        assert "javascript" not in (attrs.get("href") or "").lower()
+
+
+def test_math_a_translation_adds_is_shown_as_text():
+    html = render_page(translated("訳 $w_i$ と $\\href{javascript:alert(1)}{x}$"))
+    assert "$\\href{javascript:alert(1)}{x}$" in html.replace("&#x27;", "'")
+    assert "javascript" not in "".join(a.get("href") or "" for _, a in Tree(html).tags)
+
+
+def test_fenced_code_in_prose_is_highlighted():
+    source = "# Run it:\n#\n# ```python\n# x = [1]  # <b>\n# ```\ny = 1\n"
+    html = render_source(source)
+    assert '<div class="highlight"><pre><code><span class="n">x</span>' in html
+    assert "&lt;b&gt;" in html and "<b>" not in html
+
+
+def test_directives_show_what_the_build_gives_them():
+    page = parse("# Table.\nx = 1\n#> show table(x)\n", "m.py")
+    seen = []
+
+    def output(section, directive):
+        seen.append((section.anchor, directive.text))
+        return "<table><tr><td>1</td></tr></table>"
+
+    html = render_page(page, directive_html=output)
+    assert seen == [("table", "show table(x)")]
+    assert (
+        '<div class="lit-directive" data-line="3" data-directive="show table(x)">'
+        in html
+    )
+    assert "<td>1</td>" in html
+    assert "lit-directive" not in render_page(page)
