@@ -296,18 +296,19 @@ class PrepareForMultiHeadAttention(nn.Module):
 
 # ## The key/value cache
 #
-# A model that generates text one token at a time calls attention once per
-# new token. Recomputing the keys and values of the whole prefix at every step
-# costs $O(t)$ projections at step $t$, $O(T^2)$ for $T$ tokens, although the
-# keys and values of old tokens never change (with a causal mask, old tokens
-# never see the new ones). The cache keeps them: each step projects only the
-# new token, writes its key and value after the stored ones, and attends over
-# all of them.
+# A model that generates text calls attention once per new token, and needs
+# only the newest output. Recomputing the whole prefix at step $t$ projects
+# all $t$ tokens and scores $t \times t$ query-key pairs: $O(t^2)$ work for
+# one token. Yet the keys and values of old tokens never change (under the
+# causal mask old tokens never see new ones). The cache keeps them, so a step
+# projects only the new token and scores it against the $t$ stored keys:
+# $O(t)$ work, with the same result.
 #
 # The storage is allocated once, `[B, H, L, Dk]`, and filled in place; growing
-# it with `torch.cat` would copy the whole prefix at every step and bring the
-# $O(t)$ cost back. `length` counts the positions filled. The cache holds no
-# autograd history: use it for inference, under `torch.no_grad()`.
+# it with `torch.cat` would allocate and copy the whole prefix at every step.
+# `length` counts the positions filled. Use the cache for inference, under
+# `torch.no_grad()`: with gradients on, its in-place writes would tie all the
+# steps into one autograd graph.
 
 
 class KVCache:
@@ -447,8 +448,8 @@ class MultiHeadAttention(nn.Module):
     # * Causal with as many queries as keys and no other mask: the flag goes
     #   to `scaled_dot_product_attention` as is, and its kernel skips the
     #   masked half without building a mask.
-    # * One query with a cache: the causal mask aligned to the end of the keys
-    #   allows every key, so there is nothing to mask.
+    # * A single query, as in each decoding step with a cache: aligned to the
+    #   end of the keys, the causal mask allows every key, so nothing is masked.
     # * Otherwise the causal mask is built, aligned to the end of the keys.
     #   (The kernel's own flag aligns it to the *start* when the lengths
     #   differ, which would hide the cached prefix from the new queries.)
@@ -502,6 +503,8 @@ class MultiHeadAttention(nn.Module):
         # of them: `[B, H, Sn, Dk] -> [B, H, Sk, Dk]`.
         if kv_cache is not None:
             k, v = kv_cache.append(k, v)
+        # The mask is checked against the full `[B, H, Sq, Sk]`, cached keys
+        # included, then merged with the causal flag as described above.
         seq_k = k.shape[2]
         if mask is not None:
             mask = self._check_mask(mask, (batch, self.heads, seq_q, seq_k))

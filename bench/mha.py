@@ -21,6 +21,7 @@ prefix at every step.
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -32,18 +33,14 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from torch import nn  # noqa: E402
 
-from bench.timing import (  # noqa: E402
-    format_table,
-    median_seconds,
-    median_seconds_each,
-    peak_rss,
-)
+from bench.timing import format_table, median_ratio, peak_rss, times_each  # noqa: E402
 from mha import MultiHeadAttention, causal_mask  # noqa: E402
 
 SHAPES = ((12, 64, 128, 4), (16, 256, 384, 6), (4, 1024, 512, 8), (1, 4096, 512, 8))
 IMPLS = ("ours, fast", "ours, explicit", "torch MHA", "reference")
 MODES = ("eval", "train")
 DECODE = dict(tokens=512, d_model=384, heads=6, batches=(1, 8))
+WAYS = ("kv cache", "recompute")
 
 
 class FusedReference(nn.Module):
@@ -149,7 +146,7 @@ def decode_case(
             prefix = x[:, :t]
             mha(query=prefix, key=prefix, value=prefix, is_causal=True)[:, -1]
 
-    return {"kv cache": cached, "recompute": recompute}[way]
+    return {WAYS[0]: cached, WAYS[1]: recompute}[way]
 
 
 def mib(n_bytes: int) -> str:
@@ -163,7 +160,7 @@ def bench_shapes(args: argparse.Namespace) -> str:
         repeats = max(3, args.repeats // 2) if shape[1] >= 1024 else args.repeats
         for mode in MODES:
             calls = {impl: make_case(impl, mode, *shape) for impl in IMPLS}
-            times = median_seconds_each(calls, warmup=1, repeats=repeats)
+            times = times_each(calls, warmup=1, repeats=repeats)
             memory = {
                 impl: peak_rss(
                     "bench.mha:memory_case", args.threads, impl, mode, *shape
@@ -171,8 +168,9 @@ def bench_shapes(args: argparse.Namespace) -> str:
                 for impl in (IMPLS if args.memory else ())
             }
             for impl in IMPLS:
-                ratio = times[impl] / times["reference"]
-                row = [shape, mode, impl, f"{times[impl] * 1e3:.2f}", f"{ratio:.2f}"]
+                ratio = median_ratio(times[impl], times["reference"])
+                ms = statistics.median(times[impl]) * 1e3
+                row = [shape, mode, impl, f"{ms:.2f}", f"{ratio:.2f}"]
                 if args.memory:
                     m, m_ref = memory[impl].call, memory["reference"].call
                     row += [mib(m), f"{m / m_ref:.2f}"]
@@ -188,18 +186,12 @@ def bench_decoding(args: argparse.Namespace) -> str:
     tokens, d_model, heads = DECODE["tokens"], DECODE["d_model"], DECODE["heads"]
     rows = []
     for batch in DECODE["batches"]:
-        cached = decode_case("kv cache", batch, tokens, d_model, heads)
-        recompute = decode_case("recompute", batch, tokens, d_model, heads)
-        t_cached = median_seconds(cached, warmup=1, repeats=args.repeats)
-        t_recompute = median_seconds(recompute, warmup=0, repeats=1 if batch > 1 else 3)
-        rows.append(
-            [
-                batch,
-                f"{batch * tokens / t_cached:.0f}",
-                f"{batch * tokens / t_recompute:.0f}",
-                f"{t_recompute / t_cached:.1f}",
-            ]
-        )
+        ways = {way: decode_case(way, batch, tokens, d_model, heads) for way in WAYS}
+        # Recomputing is O(T^2): a few rounds are enough at batch 1, one at 8.
+        times = times_each(ways, warmup=0, repeats=3 if batch == 1 else 1)
+        speed = {way: batch * tokens / statistics.median(times[way]) for way in WAYS}
+        speed_up = median_ratio(times["recompute"], times["kv cache"])
+        rows.append([batch, *(f"{speed[way]:.0f}" for way in WAYS), f"{speed_up:.1f}"])
     headers = ["batch", "kv cache tok/s", "recompute tok/s", "speed-up"]
     return format_table(headers, rows)
 

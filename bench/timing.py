@@ -7,7 +7,7 @@ root and imports `bench.timing` as a package path:
 
     ROOT = Path(__file__).resolve().parent.parent
     sys.path[0] = str(ROOT)
-    from bench.timing import median_seconds_each, peak_rss, format_table
+    from bench.timing import times_each, median_ratio, peak_rss, format_table
 
 Times are medians after warm-up calls (the first calls pay for allocation and
 kernel selection). Memory is the resident-set high-water mark of one call in a
@@ -37,27 +37,50 @@ def median_seconds(
     return median_seconds_each({"fn": fn}, warmup=warmup, repeats=repeats)["fn"]
 
 
-def median_seconds_each(
+def times_each(
     fns: Mapping[str, Callable[[], object]], *, warmup: int = 2, repeats: int = 7
-) -> dict[str, float]:
-    """Median wall time of each function, timed in turns, one call per round.
+) -> dict[str, list[float]]:
+    """Wall times in seconds of each function, taken in turns, one call per round.
 
     On a shared machine the load changes from second to second; taking turns
-    exposes every function to the same changes, so their ratios hold even when
-    their absolute times drift.
+    (in an order that rotates every round) exposes every function to the same
+    changes, so their ratios hold even when their absolute times drift.
     """
     if repeats < 1:
-        raise ValueError(f"median_seconds_each: repeats must be >= 1, got {repeats}")
+        raise ValueError(f"times_each: repeats must be >= 1, got {repeats}")
     for fn in fns.values():
         for _ in range(warmup):
             fn()
-    times: dict[str, list[float]] = {name: [] for name in fns}
-    for _ in range(repeats):
-        for name, fn in fns.items():
+    names = list(fns)
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for r in range(repeats):
+        for name in names[r % len(names) :] + names[: r % len(names)]:
             start = time.perf_counter()
-            fn()
+            fns[name]()
             times[name].append(time.perf_counter() - start)
+    return times
+
+
+def median_seconds_each(
+    fns: Mapping[str, Callable[[], object]], *, warmup: int = 2, repeats: int = 7
+) -> dict[str, float]:
+    """Median of `times_each` for each function."""
+    times = times_each(fns, warmup=warmup, repeats=repeats)
     return {name: statistics.median(t) for name, t in times.items()}
+
+
+def median_ratio(times: Sequence[float], reference: Sequence[float]) -> float:
+    """Median over rounds of `times[i] / reference[i]` (from one `times_each`).
+
+    A ratio within a round compares calls made seconds apart, under the same
+    load; its median is steadier than the ratio of two medians.
+    """
+    if len(times) != len(reference) or not times:
+        raise ValueError(
+            f"median_ratio: expected two equally long, non-empty lists of times, "
+            f"got {len(times)} and {len(reference)}"
+        )
+    return statistics.median(t / r for t, r in zip(times, reference, strict=True))
 
 
 @dataclass(frozen=True)
