@@ -202,7 +202,7 @@ def _line_of(prose: _Prose, index: int) -> int:
     """The source line of span `index` of `prose` (via the English text)."""
     section = prose.section
     english = _clean(section.english or section.docs)
-    start = prose.places[index][2]
+    start = prose.places[index][2] if index < len(prose.places) else 0
     if prose.text != english:
         found = english.find(prose.spans[index].text)
         start = found if found >= 0 else 0
@@ -254,17 +254,19 @@ def _put_back(body: str, prose: _Prose, math: dict) -> str:
         return match.group(0)
 
     body = _BLOCK_TOKEN_RE.sub(block, body)
-    out, open_tags, in_pre = [], [], 0
+    out, open_tags, in_pre, in_link = [], [], 0, 0
     for piece in _SPLIT_TAGS_RE.split(body):
         if piece.startswith("<"):
             in_pre += piece.startswith("<pre") - piece.startswith("</pre")
+            in_link += piece.startswith("<a ") or piece == "<a>"
+            in_link -= piece == "</a>"
             out.append(_fix_tag(piece, prose))
         elif in_pre:
             out.append(_TOKEN_RE.sub(lambda m: _escaped(prose, m), piece))
         else:
-            out.append(
-                _TOKEN_RE.sub(lambda m: _inline(prose, m, math, open_tags), piece)
-            )
+            # Inside a link's text, a URL or an <a> is text: links do not nest.
+            spans = _Spans(prose, math, open_tags, in_link > 0)
+            out.append(_TOKEN_RE.sub(spans.inline, piece))
     # Raw tags the prose opened and never closed end with it.
     out.extend(f"</{name}>" for name in reversed(open_tags))
     return "".join(out)
@@ -295,27 +297,38 @@ def _fix_tag(tag: str, prose: _Prose) -> str:
     return _TOKEN_RE.sub(lambda m: _escaped(prose, m), tag)
 
 
-def _inline(prose: _Prose, match: re.Match[str], math: dict, open_tags) -> str:
-    span = prose.spans[int(match.group(1))]
-    escaped = html.escape(span.text)
-    if not prose.permits(span):
-        return escaped
-    if span.kind in MATH:
-        rendered: Rendered = math[_formula(span)]
-        if not rendered.html:
-            return f'<code class="lit-tex">{escaped}</code>'
-        return rendered.html.replace(_KATEX_OPEN, _KATEX_OPEN_EXCLUDED, 1)
-    if span.kind == "code":
-        return f"<code>{html.escape(_code_text(span.text))}</code>"
-    if span.kind == "code_block":
-        return f"<code>{html.escape(span.text)}</code>"
-    if span.kind == "url":
-        target = safe_href(link_target(span.text))
-        if target is None:
+@dataclass
+class _Spans:
+    """Renders the tokens of one run of text between tags."""
+
+    prose: _Prose
+    math: dict
+    open_tags: list[str]  # raw tags opened by the prose and not yet closed
+    in_link: bool
+
+    def inline(self, match: re.Match[str]) -> str:
+        span = self.prose.spans[int(match.group(1))]
+        escaped = html.escape(span.text)
+        if not self.prose.permits(span):
             return escaped
-        shown = html.escape(link_target(span.text))
-        return f'<a href="{_attr(target)}">{shown}</a>'
-    return _raw_html(span.text, open_tags)
+        if span.kind in MATH:
+            rendered: Rendered = self.math[_formula(span)]
+            if not rendered.html:
+                return f'<code class="lit-tex">{escaped}</code>'
+            return rendered.html.replace(_KATEX_OPEN, _KATEX_OPEN_EXCLUDED, 1)
+        if span.kind == "code":
+            return f"<code>{html.escape(_code_text(span.text))}</code>"
+        if span.kind == "code_block":
+            return f"<code>{escaped}</code>"
+        if span.kind == "url":
+            target = safe_href(link_target(span.text))
+            if target is None or self.in_link:
+                return escaped
+            shown = html.escape(link_target(span.text))
+            return f'<a href="{_attr(target)}">{shown}</a>'
+        if self.in_link and re.match(r"</?a[\s>]", span.text, re.IGNORECASE):
+            return escaped
+        return _raw_html(span.text, self.open_tags)
 
 
 def _raw_html(text: str, open_tags: list[str]) -> str:

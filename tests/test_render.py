@@ -8,6 +8,7 @@ them after a deliberate change.
 from __future__ import annotations
 
 import dataclasses
+import re
 import subprocess
 from html.parser import HTMLParser
 
@@ -366,3 +367,13 @@ def test_directives_show_what_the_build_gives_them():
     )
     assert "<td>1</td>" in html
     assert "lit-directive" not in render_page(page)
+
+
+def test_links_never_nest():
+    html = render_source(
+        "# [https://a.org](https://a.org) [<a id='x'>b</a>](https://b.org)\nx = 1\n"
+    )
+    depth = 0
+    for piece in re.findall(r"</?a\b", html):
+        depth += 1 if piece == "<a" else -1
+        assert depth <= 1
