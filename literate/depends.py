@@ -1,0 +1,229 @@
+"""The cache key of an example: a hash of everything its result depends on.
+
+That is the expression itself, and the code it can reach: starting from the
+names it uses, every top-level statement of the module that binds one of
+them, then the names those statements use, and so on. A statement that binds
+nothing at the top level (`os.environ.setdefault(...)`) runs on import, so it
+counts for every example. An import of a module that lives in the repository
+is followed into that module, name by name (`from mha import KVCache`) or
+whole (`import mha`). Installed packages count by their versions, with the
+Python version.
+
+Statements are compared as `ast.unparse` prints them, without comments or
+docstrings: rewording the prose of a page re-runs nothing. The
+`if __name__ == "__main__":` block does not run on import and does not count.
+Data files an example reads are not code; the cache checks them separately.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+import importlib.metadata
+import json
+import platform
+from dataclasses import dataclass
+from pathlib import Path
+
+# Installed packages whose versions are part of every key.
+PACKAGES = ("torch", "numpy", "matplotlib")
+
+SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+NESTED = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+# What a statement needs from another module: a name, or (None) all of it.
+Need = tuple[Path, str | None]
+
+
+@dataclass(frozen=True)
+class ModuleCode:
+    """A module's top-level statements and what each binds, uses and imports."""
+
+    statements: tuple[str, ...]  # unparsed, without docstrings
+    binds: dict[str, tuple[int, ...]]  # name -> statements that bind it
+    uses: tuple[frozenset[str], ...]  # names each statement loads
+    imports: tuple[tuple[Need, ...], ...]  # repository modules each imports
+    on_import: tuple[int, ...]  # statements that bind nothing, run on import
+
+
+def code_key(root: Path, source: str, expr: str, salt: object = None) -> str:
+    """The hex digest for `expr` evaluated in the module at `root / source`."""
+    names = _uses(ast.parse(expr, mode="eval"))
+    payload = {
+        "salt": salt,
+        "python": platform.python_version(),
+        "packages": versions(),
+        "source": source,
+        "expr": expr,
+        "code": sorted(reachable_code(root, root / source, names)),
+    }
+    text = json.dumps(payload, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@functools.cache
+def versions() -> dict[str, str]:
+    """The installed versions of PACKAGES ("" when one is not installed)."""
+    found = {}
+    for name in PACKAGES:
+        try:
+            found[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            found[name] = ""
+    return found
+
+
+def reachable_code(root: Path, path: Path, names: set[str]) -> set[str]:
+    """The statements (`file: code`) that evaluating `names` in `path` can run."""
+    seen: set[tuple[Path, int]] = set()
+    visited: set[Path] = set()
+    code: set[str] = set()
+    work: list[Need] = [(path, name) for name in names]
+    while work:
+        file, name = work.pop()
+        module = analyse(root, file)
+        wanted = list(module.binds.get(name, ())) if name else []
+        if name is None:
+            wanted = list(range(len(module.statements)))
+        if file not in visited:
+            visited.add(file)
+            wanted += module.on_import
+        for index in wanted:
+            if (file, index) in seen:
+                continue
+            seen.add((file, index))
+            rel = file.relative_to(root).as_posix()
+            code.add(f"{rel}: {module.statements[index]}")
+            work += [(file, used) for used in module.uses[index]]
+            work += module.imports[index]
+    return code
+
+
+def analyse(root: Path, path: Path) -> ModuleCode:
+    """`path`'s statements; cached while the file keeps its size and mtime."""
+    stat = path.stat()
+    return _analyse(root, path, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=64)
+def _analyse(root: Path, path: Path, _mtime: int, _size: int) -> ModuleCode:
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    statements = [s for s in tree.body if not _skipped(s, tree.body)]
+    binds: dict[str, list[int]] = {}
+    on_import = []
+    for index, statement in enumerate(statements):
+        bound = _binds(statement)
+        for name in bound:
+            binds.setdefault(name, []).append(index)
+        if not bound:
+            on_import.append(index)
+    imports = tuple(tuple(_imports(root, path, s)) for s in statements)
+    uses = tuple(frozenset(_uses(s)) for s in statements)
+    for statement in statements:
+        _drop_docstrings(statement)
+    return ModuleCode(
+        statements=tuple(ast.unparse(s) for s in statements),
+        binds={name: tuple(indexes) for name, indexes in binds.items()},
+        uses=uses,
+        imports=imports,
+        on_import=tuple(on_import),
+    )
+
+
+def _skipped(statement: ast.stmt, body: list[ast.stmt]) -> bool:
+    """The module docstring and the `if __name__ == "__main__":` block."""
+    if statement is body[0] and _is_docstring(statement):
+        return True
+    if not isinstance(statement, ast.If):
+        return False
+    test = ast.unparse(statement.test).replace("'", '"')
+    return test in ('__name__ == "__main__"', '"__main__" == __name__')
+
+
+def _is_docstring(statement: ast.stmt) -> bool:
+    return (
+        isinstance(statement, ast.Expr)
+        and isinstance(statement.value, ast.Constant)
+        and isinstance(statement.value.value, str)
+    )
+
+
+def _binds(node: ast.AST) -> set[str]:
+    """The names a top-level statement binds in the module's namespace."""
+    if isinstance(node, SCOPES):
+        return {node.name}
+    if isinstance(node, ast.Import):
+        return {a.asname or a.name.split(".")[0] for a in node.names}
+    if isinstance(node, ast.ImportFrom):
+        return {a.asname or a.name for a in node.names if a.name != "*"}
+    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+        return {node.id}
+    if isinstance(node, NESTED):
+        return set()
+    bound: set[str] = set()
+    for child in ast.iter_child_nodes(node):
+        bound |= _binds(child)
+    return bound
+
+
+def _uses(node: ast.AST) -> set[str]:
+    """Every name loaded anywhere in `node` (nested functions included)."""
+    return {
+        n.id
+        for n in ast.walk(node)
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store)
+    }
+
+
+def _imports(root: Path, path: Path, statement: ast.stmt) -> list[Need]:
+    """The repository modules (and names) that `statement` imports."""
+    needs: list[Need] = []
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                needs += [(f, None) for f in _module_files(root, path, alias.name)]
+        elif isinstance(node, ast.ImportFrom):
+            base = "." * node.level + (node.module or "")
+            files = _module_files(root, path, base)
+            needs += [(f, "") for f in files[:-1]]  # packages run on import
+            for alias in node.names:
+                dot = "" if base.endswith(".") else "."
+                sub = _module_files(root, path, f"{base}{dot}{alias.name}")
+                if sub and sub[-1] not in files:
+                    needs.append((sub[-1], None))  # a submodule, whole
+                elif files:
+                    name = None if alias.name == "*" else alias.name
+                    needs.append((files[-1], name))
+    return needs
+
+
+def _module_files(root: Path, path: Path, dotted: str) -> list[Path]:
+    """The files that importing `dotted` runs, packages first; [] if not local."""
+    level = len(dotted) - len(dotted.lstrip("."))
+    parts = [p for p in dotted.lstrip(".").split(".") if p]
+    bases = [path.parents[level - 1]] if level else [path.parent, root]
+    for base in bases:
+        files = []
+        for i in range(1, len(parts) + 1):
+            folder = base.joinpath(*parts[:i])
+            if (folder / "__init__.py").is_file():
+                files.append(folder / "__init__.py")
+            elif i == len(parts) and folder.with_suffix(".py").is_file():
+                files.append(folder.with_suffix(".py"))
+            else:
+                break
+        if len(files) == len(parts) and files and _inside(files[-1], root):
+            return files
+    return []
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path.resolve().is_relative_to(root.resolve())
+
+
+def _drop_docstrings(node: ast.AST) -> None:
+    """Remove the docstring of every function and class in `node`, in place."""
+    for child in ast.walk(node):
+        if isinstance(child, SCOPES) and child.body and _is_docstring(child.body[0]):
+            child.body = child.body[1:] or [ast.Pass()]

@@ -1,0 +1,466 @@
+"""The execute stage: run a page's `#>` examples and attach what they showed.
+
+An example is a `#>` comment line holding one Python expression, evaluated in
+the namespace of the page's module, imported from its file under its own name
+(so `if __name__ == "__main__":` blocks do not run). What it shows is what a
+notebook cell would: the text it prints, the `repr` of its value unless that
+is `None` (a trailing `;` hides it), and every matplotlib figure left open,
+as SVG. A figure needs alt text, after `| alt:` at the end of the line:
+
+    #> print(format_scaling_table(scaling_experiment()))
+    #> plot_attention_weights()  | alt: a heatmap of the attention weights ...
+    #> notebook: train(PRESETS["tiny"])
+
+A `notebook:` line never runs in the build; it becomes a cell of the page's
+notebook (see `literate.notebook`). `docs/outputs.md` is the authors' guide.
+
+All the pending examples of a page run in one fresh subprocess, started in
+the repository root, with matplotlib's Agg backend and the style below. Each
+result is cached under a key made from everything that can change it (see
+`literate.depends`): a build where nothing changed starts no process, and
+editing one function re-runs only the examples that reach it.
+"""
+
+from __future__ import annotations
+
+import ast
+import base64
+import contextlib
+import hashlib
+import io
+import json
+import logging
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import traceback
+from dataclasses import dataclass, replace
+from pathlib import Path, PurePosixPath
+
+from literate.depends import code_key
+from literate.model import Directive, Output, Page
+from literate.parse import SourceError
+
+log = logging.getLogger(__name__)
+
+DEFAULT_CACHE = Path(".cache/outputs")  # relative to the repository root
+TIMEOUT = 600.0  # seconds for all the pending examples of one page
+
+# Figures are drawn on a transparent background in a mid grey (contrast about
+# 4:1 against both the light page and the dark one), so one SVG reads in
+# both themes; colour maps and line colours are left as they are.
+GREY = "#808080"
+STYLE = {
+    "figure.facecolor": "none",
+    "axes.facecolor": "none",
+    "savefig.facecolor": "none",
+    "savefig.transparent": True,
+    "text.color": GREY,
+    "axes.labelcolor": GREY,
+    "axes.edgecolor": GREY,
+    "xtick.color": GREY,
+    "ytick.color": GREY,
+    "grid.color": GREY,
+    "legend.frameon": False,
+    # The same figure gives the same bytes, so the built pages are reproducible.
+    "svg.hashsalt": "literate",
+    "svg.fonttype": "path",
+}
+# Bump when what a cache entry holds, or how it is made, changes.
+FORMAT = 1
+
+ALT_RE = re.compile(r"\|\s*alt:\s*")
+NOTEBOOK_RE = re.compile(r"notebook:\s*")
+
+
+class ExecuteError(SourceError):
+    """A directive that is malformed, or an example that failed when run."""
+
+
+@dataclass(frozen=True)
+class Example:
+    """A directive, read: what to evaluate and how to describe its figures."""
+
+    line: int
+    expr: str  # the expression (or, for a notebook line, the code)
+    alt: str = ""
+    hide_value: bool = False  # the expression ended with `;`
+    notebook_only: bool = False
+
+
+def read_directive(directive: Directive, path: str) -> Example:
+    """The example a `#>` line describes; a malformed line names its place."""
+    text, line = directive.text, directive.number
+    notebook = NOTEBOOK_RE.match(text)
+    if notebook:
+        code = text[notebook.end() :].strip()
+        _check_syntax(code, "exec", path, line)
+        return Example(line, code, notebook_only=True)
+    expr, alt = text, ""
+    found = list(ALT_RE.finditer(text))
+    if found and _parses(text[: found[-1].start()].strip().rstrip(";")):
+        expr, alt = text[: found[-1].start()].strip(), text[found[-1].end() :]
+    hide = expr.endswith(";")
+    expr = expr.rstrip(";").strip()
+    _check_syntax(expr, "eval", path, line)
+    return Example(line, expr, alt.strip(), hide)
+
+
+def _parses(code: str, mode: str = "eval") -> bool:
+    try:
+        ast.parse(code, mode=mode)
+    except SyntaxError:
+        return False
+    return bool(code)
+
+
+def _check_syntax(code: str, mode: str, path: str, line: int) -> None:
+    if not _parses(code, mode):
+        what = "an expression" if mode == "eval" else "Python code"
+        raise ExecuteError(
+            path, line, f"`#> {code}`: expected {what} after `#>` (see outputs.md)"
+        )
+
+
+def page_examples(page: Page) -> list[Example]:
+    """Every directive of `page`, read, in source order."""
+    return [
+        read_directive(d, page.source)
+        for section in page.sections
+        for d in section.directives
+    ]
+
+
+def execute_page(
+    page: Page,
+    source_path: Path,
+    *,
+    cache_dir: Path | None = None,
+    root: Path | None = None,
+    timeout: float = TIMEOUT,
+) -> Page:
+    """`page` with the outputs of its examples; runs only what is not cached.
+
+    `source_path` is the file `page` was parsed from; the repository root is
+    the folder that `page.source` is relative to, unless `root` is given.
+    `cache_dir` defaults to `.cache/outputs` under the root.
+    """
+    examples = [e for e in page_examples(page) if not e.notebook_only]
+    if not examples:
+        return page
+    root = (root or _root_of(Path(source_path), page.source)).resolve()
+    cache = Cache(root / (cache_dir or DEFAULT_CACHE), root)
+    keys = {e.line: _example_key(e, page.source, root) for e in examples}
+    results = {e.line: cache.get(keys[e.line]) for e in examples}
+    pending = [e for e in examples if results[e.line] is None]
+    if pending:
+        log.info("%s: running %d example(s)", page.source, len(pending))
+        done, failure = _run(page.source, root, pending, timeout)
+        for result in done:  # those that succeeded, even if a later one failed
+            cache.put(keys[result["line"]], result)
+            results[result["line"]] = result
+        if failure:
+            raise failure
+    outputs = {e.line: _outputs(e, results[e.line], page.source) for e in examples}
+    sections = tuple(
+        replace(
+            s,
+            outputs=tuple(o for d in s.directives for o in outputs.get(d.number, ())),
+        )
+        for s in page.sections
+    )
+    return replace(page, sections=sections)
+
+
+def _root_of(source_path: Path, source: str) -> Path:
+    """The folder that the repo-relative `source` is relative to."""
+    path = source_path.resolve()
+    parts = PurePosixPath(source).parts
+    if tuple(path.parts[-len(parts) :]) != parts:
+        raise ExecuteError(
+            source, 1, f"source_path {source_path} does not end with {source}"
+        )
+    return path.parents[len(parts) - 1]
+
+
+def _example_key(example: Example, source: str, root: Path) -> str:
+    """The cache key: the example, the code it reaches, and the versions."""
+    return code_key(
+        root,
+        source,
+        example.expr,
+        salt={"format": FORMAT, "style": STYLE},
+    )
+
+
+def _outputs(example: Example, result: dict, source: str) -> tuple[Output, ...]:
+    """A cached result as Outputs: its text, then its figures with alt text."""
+    outputs = []
+    if result["text"]:
+        outputs.append(Output(example.line, "text", text=result["text"]))
+    figures = result["figures"]
+    if figures and not example.alt:
+        raise ExecuteError(
+            source,
+            example.line,
+            f"`{example.expr}` made {len(figures)} figure(s) but has no alt text; "
+            "end the line with `| alt: what the figure shows`",
+        )
+    for i, svg in enumerate(figures, 1):
+        alt = (
+            example.alt if len(figures) == 1 else f"{example.alt} ({i}/{len(figures)})"
+        )
+        url = "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode()
+        outputs.append(Output(example.line, "image", image=url, alt=alt))
+    return tuple(outputs)
+
+
+class Cache:
+    """Results by key, one JSON file each; valid while their inputs are unchanged.
+
+    A result also lists the data files (not Python sources) that its example
+    read under the root, with their hashes: a changed file re-runs it.
+    """
+
+    def __init__(self, folder: Path, root: Path):
+        self.folder, self.root = folder, root
+
+    def get(self, key: str) -> dict | None:
+        try:
+            entry = json.loads((self.folder / f"{key}.json").read_text("utf-8"))
+        except (OSError, ValueError):
+            return None
+        for name, digest in entry["inputs"].items():
+            if _file_hash(self.root / name) != digest:
+                return None
+        return entry
+
+    def put(self, key: str, result: dict) -> None:
+        """Write atomically: a reader sees the old entry or the whole new one."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        inputs = {name: _file_hash(self.root / name) for name in result["inputs"]}
+        entry = dict(result, inputs=inputs)
+        fd, tmp = tempfile.mkstemp(dir=self.folder, suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(entry, f, ensure_ascii=False, sort_keys=True)
+        os.replace(tmp, self.folder / f"{key}.json")
+
+
+def _file_hash(path: Path) -> str:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return ""  # a missing file matches no recorded hash
+
+
+def scrub(text: str, root: Path, home: Path | None = None) -> str:
+    """`text` with paths under `root` made relative and `home` written `~`."""
+    for folder, short in ((root, ""), (home or Path.home(), "~/")):
+        forms = {str(folder), os.path.realpath(folder)}
+        for form in sorted(forms, key=len, reverse=True):
+            if len(form) > 1:
+                text = text.replace(form + os.sep, short)
+                text = text.replace(form, short.rstrip("/") or ".")
+    return text
+
+
+# ---- the parent's side of the subprocess ----------------------------------
+
+
+def _run(
+    source: str, root: Path, pending: list[Example], timeout: float
+) -> tuple[list[dict], ExecuteError | None]:
+    """Run `pending` in a fresh interpreter: the results, and the failure if any.
+
+    Examples run in order and stop at the first that fails; the results of
+    those before it come back too, so that they can be cached.
+    """
+    literate_home = str(Path(__file__).resolve().parents[1])
+    env = dict(os.environ, MPLBACKEND="Agg", PYTHONHASHSEED="0")
+    env["PYTHONPATH"] = os.pathsep.join(
+        [literate_home, *filter(None, [os.environ.get("PYTHONPATH")])]
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "results.json"
+        request = {
+            "root": str(root),
+            "source": source,
+            "examples": [[e.line, e.expr, e.hide_value] for e in pending],
+            "results": str(out),
+        }
+        first = pending[0].line
+        try:
+            done = subprocess.run(
+                [sys.executable, "-m", "literate.execute"],
+                input=json.dumps(request),
+                capture_output=True,
+                text=True,
+                cwd=root,
+                env=env,
+                timeout=timeout,
+            )
+        except subprocess.TimeoutExpired as err:
+            raise ExecuteError(
+                source, first, f"the examples did not finish in {timeout:g} s"
+            ) from err
+        if not out.exists():
+            stderr = scrub(done.stderr, root)[-4000:]
+            raise ExecuteError(
+                source,
+                first,
+                f"the example process ended (exit status {done.returncode}) "
+                f"without results:\n{stderr}",
+            )
+        reply = json.loads(out.read_text("utf-8"))
+    if done.stderr.strip():
+        log.info("%s: the examples wrote to stderr:\n%s", source, done.stderr)
+    failure = reply["error"]
+    if failure:
+        failure = ExecuteError(source, failure["line"], failure["traceback"])
+    return reply["results"], failure
+
+
+# ---- the subprocess --------------------------------------------------------
+
+
+def child_main() -> None:
+    """Import the module, evaluate each example, write the results as JSON."""
+    request = json.loads(sys.stdin.read())
+    root, source = Path(request["root"]), request["source"]
+    reads = _record_reads(root)
+    results, error = [], None
+    try:
+        _setup_matplotlib()
+        module = _import(root / source)
+        imported = set(reads)
+        for line, expr, hide in request["examples"]:
+            reads.clear()
+            reads.update(imported)
+            error = _evaluate(module, source, line, expr, hide, root, results)
+            if error:
+                break
+            results[-1]["inputs"] = sorted(reads)
+    except BaseException as err:  # importing the module failed
+        line = request["examples"][0][0]
+        message = f"importing {source} failed:\n" + _traceback(err, str(root / source))
+        error = {"line": line, "traceback": scrub(message, root)}
+    reply = {"results": results, "error": error}
+    Path(request["results"]).write_text(json.dumps(reply), encoding="utf-8")
+
+
+def _setup_matplotlib() -> None:
+    try:
+        import matplotlib
+    except ImportError:
+        return
+    matplotlib.use("Agg")
+    matplotlib.rcParams.update(STYLE)
+
+
+def _import(path: Path):
+    """The module at `path`, imported under its own name (not `__main__`)."""
+    import importlib.util
+
+    sys.path.insert(0, str(path.parent))
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[path.stem] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _record_reads(root: Path) -> set[str]:
+    """A set that collects the data files under `root` opened for reading."""
+    reads: set[str] = set()
+    skip = {"site-packages", "dist-packages", "__pycache__", ".git", ".cache"}
+    prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix}
+
+    def hook(event: str, args: tuple) -> None:
+        if event != "open" or not isinstance(args[0], str | bytes | os.PathLike):
+            return
+        mode = args[1] or "r"
+        if any(c in str(mode) for c in "wax+"):
+            return
+        path = os.path.abspath(os.fsdecode(args[0]))
+        if any(path.startswith(p + os.sep) for p in prefixes):
+            return
+        if not Path(path).is_relative_to(root):
+            return
+        rel = Path(path).relative_to(root)
+        if skip.isdisjoint(rel.parts) and rel.suffix not in (".py", ".pyc"):
+            if os.path.isfile(path):
+                reads.add(rel.as_posix())
+
+    sys.addaudithook(hook)
+    return reads
+
+
+def _evaluate(module, source, line, expr, hide, root, results) -> dict | None:
+    """Run one example; append its result, or return the error."""
+    _reset_state()
+    where = f"<#> {source}:{line}>"
+    printed = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(printed):
+            value = eval(compile(expr, where, "eval"), vars(module))
+            text, figures = printed.getvalue(), _figures(value)
+            if value is not None and not hide and not _is_figure(value):
+                text += repr(value) + "\n"
+    except BaseException as err:
+        message = f"`{expr}` raised:\n" + _traceback(err, where)
+        return {"line": line, "traceback": scrub(message, root)}
+    results.append(
+        {
+            "line": line,
+            "text": scrub(text, root),
+            "figures": [scrub(svg, root) for svg in figures],
+        }
+    )
+    return None
+
+
+def _reset_state() -> None:
+    """The same random state and no open figures before every example."""
+    import random
+
+    random.seed(0)
+    if "numpy" in sys.modules:
+        sys.modules["numpy"].random.seed(0)
+    if "torch" in sys.modules:
+        sys.modules["torch"].manual_seed(0)
+    if "matplotlib.pyplot" in sys.modules:
+        sys.modules["matplotlib.pyplot"].close("all")
+
+
+def _is_figure(value) -> bool:
+    return type(value).__module__.startswith("matplotlib") and hasattr(value, "savefig")
+
+
+def _figures(value) -> list[str]:
+    """Every open pyplot figure (and a returned one), as SVG text; all closed."""
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    figs = [pyplot.figure(n) for n in pyplot.get_fignums()] if pyplot else []
+    if _is_figure(value) and value not in figs:
+        figs.append(value)
+    svgs = []
+    for fig in figs:
+        buffer = io.StringIO()
+        fig.savefig(buffer, format="svg", metadata={"Date": None})
+        svgs.append(buffer.getvalue())
+        if pyplot:
+            pyplot.close(fig)
+    return svgs
+
+
+def _traceback(err: BaseException, first_file: str) -> str:
+    """The traceback of `err` from the first frame in `first_file` on."""
+    tb = err.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename != first_file:
+        tb = tb.tb_next
+    return "".join(traceback.format_exception(type(err), err, tb or err.__traceback__))
+
+
+if __name__ == "__main__":
+    child_main()
