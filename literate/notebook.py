@@ -1,0 +1,217 @@
+"""A Page as a Jupyter notebook that runs top to bottom in a fresh kernel.
+
+The sections are already the cells' boundaries, so the notebook is built
+with `nbformat` directly rather than by writing a text for `jupytext` to
+parse again. The rules:
+
+- Module-level prose becomes a markdown cell, and the code under it a code
+  cell.
+- A definition cannot be split across cells, so a class or function whose
+  body holds several sections is one code cell: the prose inside it becomes
+  `#` comments above the lines it explains, as in the source.
+- A docstring stays a docstring, beside its `def` or `class` line.
+- The `if __name__ == "__main__":` block is left out: in a kernel it would
+  run the command line with the kernel's own arguments. Instead, each `#>`
+  directive becomes a code cell after the code it follows, holding the
+  outputs the build recorded for it; a `#> notebook:` line becomes a cell
+  only here (e.g. training on the `tiny` preset).
+- A notebook has no `__file__`; where the code uses it, a first cell sets
+  it to the source's name, so the notebook runs as the source would from
+  the folder it is opened in (the repository root).
+
+A translated Page gives a notebook with the translated prose.
+"""
+
+from __future__ import annotations
+
+import ast
+import base64
+import re
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+import nbformat
+from nbformat import v4
+
+from literate.execute import read_directive
+from literate.model import Page, Section
+
+KERNEL = {"name": "python3", "display_name": "Python 3", "language": "python"}
+FILE_RE = re.compile(r"\b__file__\b")
+MAIN_TESTS = ('__name__ == "__main__"', '"__main__" == __name__')
+
+
+class NotebookError(ValueError):
+    """The sections' code does not join into a valid module."""
+
+
+@dataclass(frozen=True)
+class _Piece:
+    """A section's code lines as they go into a cell, and how prose goes in."""
+
+    section: Section
+    lines: tuple[str, ...]  # with its docstring put back, if it has one
+    has_docstring: bool
+
+
+def notebook_name(source: str) -> str:
+    """The notebook's file name for a repo-relative source: `mha.ipynb`."""
+    return PurePosixPath(source).with_suffix(".ipynb").name
+
+
+def page_to_notebook(page: Page) -> nbformat.NotebookNode:
+    """The notebook of `page`: its prose, code and examples, in source order."""
+    pieces = [_piece(s) for s in page.sections]
+    starts, lines = [], []
+    for piece in pieces:
+        starts.append(len(lines) + 1)
+        lines.extend(piece.lines)
+    inside, dropped = _statement_lines(page.source, lines)
+    cells: list[nbformat.NotebookNode] = []
+    group: list[_Piece] = []
+    for i in range(len(pieces) + 1):
+        if group and (i == len(pieces) or starts[i] not in inside):
+            cells += _group_cells(page, group, starts[i - len(group)], dropped)
+            group = []
+        if i < len(pieces):
+            group.append(pieces[i])
+    if any(FILE_RE.search(line) for line in lines):
+        first_code = next(
+            (n for n, c in enumerate(cells) if c.cell_type == "code"), len(cells)
+        )
+        cells.insert(first_code, _file_cell(page.source))
+    for n, cell in enumerate(cells):
+        cell["id"] = f"cell-{n}"  # the same notebook from the same page
+    notebook = v4.new_notebook(cells=cells)
+    notebook.metadata.update(kernelspec=KERNEL, language_info={"name": "python"})
+    return notebook
+
+
+def _file_cell(source: str) -> nbformat.NotebookNode:
+    name = PurePosixPath(source).name
+    return v4.new_code_cell(
+        f"# A notebook has no __file__: run as {name} would, from this folder.\n"
+        f'__file__ = "{name}"'
+    )
+
+
+def _piece(section: Section) -> _Piece:
+    """`section`'s code, with its docstring back in place if it had one."""
+    code = section.code
+    if not (code and section.docs_lines and section.docs_lines[0] > code[0].number):
+        return _Piece(section, tuple(c.text for c in code), False)
+    after = section.docs_lines[0]
+    header = [c.text for c in code if c.number < after]
+    body = [c.text for c in code if c.number > after]
+    outer = _indent(header[0])
+    inner = next((_indent(b) for b in body if b.strip()), outer + "    ")
+    if len(inner) <= len(outer):
+        inner = outer + "    "
+    return _Piece(section, (*header, *_docstring(section.docs, inner), *body), True)
+
+
+def _indent(line: str) -> str:
+    return line[: len(line) - len(line.lstrip())]
+
+
+def _docstring(text: str, indent: str) -> list[str]:
+    """`text` as the lines of a docstring at `indent` that reads back as `text`."""
+    if '"""' in text or text.endswith("\\"):
+        text = text.replace("\\", "\\\\").replace('"""', '\\"""')
+        quote = '"""'
+    else:
+        quote = 'r"""' if "\\" in text else '"""'
+    rows = text.strip("\n").split("\n")
+    if len(rows) == 1:
+        return [f'{indent}{quote}{rows[0]}"""']
+    return [
+        f"{indent}{quote}{rows[0]}",
+        *(f"{indent}{row}" if row.strip() else "" for row in rows[1:]),
+        f'{indent}"""',
+    ]
+
+
+def _statement_lines(source: str, lines: list[str]) -> tuple[set[int], set[int]]:
+    """Lines that continue a top-level statement; lines of the `__main__` block.
+
+    A cell may start at line `n` only if `n` is not in the first set.
+    """
+    try:
+        tree = ast.parse("\n".join(lines))
+    except SyntaxError as err:
+        raise NotebookError(
+            f"{source}: its code, joined without the prose, is not valid "
+            f"Python at line {err.lineno} of the joined code: {err.msg}"
+        ) from err
+    inside, dropped = set(), set()
+    for statement in tree.body:
+        decorators = getattr(statement, "decorator_list", [])
+        first = min([statement.lineno, *(d.lineno for d in decorators)])
+        inside.update(range(first + 1, statement.end_lineno + 1))
+        test = getattr(statement, "test", None)
+        if test is not None and ast.unparse(test).replace("'", '"') in MAIN_TESTS:
+            dropped.update(range(first, statement.end_lineno + 1))
+    return inside, dropped
+
+
+def _group_cells(page, group: list[_Piece], offset: int, dropped) -> list:
+    """Cells for sections that share top-level statements: prose, code, runs.
+
+    `offset` is the joined-code line number of the group's first line.
+    """
+    cells = []
+    first = group[0]
+    if first.section.docs.strip() and not first.has_docstring:
+        cells.append(v4.new_markdown_cell(first.section.docs.strip("\n")))
+    rows: list[str] = []
+    for n, piece in enumerate(group):
+        if n and piece.section.docs.strip() and not piece.has_docstring:
+            after = [r for p in group[n:] for r in p.lines if r.strip()]
+            rows += _comment(piece.section.docs, _indent(after[0]) if after else "")
+        for row in piece.lines:
+            if offset not in dropped:
+                rows.append(row)
+            offset += 1
+    code = "\n".join(rows).strip("\n")
+    if code.strip():
+        cells.append(v4.new_code_cell(code))
+    for piece in group:
+        cells += _directive_cells(page, piece.section)
+    return cells
+
+
+def _comment(text: str, indent: str) -> list[str]:
+    return [f"{indent}# {row}".rstrip() for row in text.strip("\n").split("\n")]
+
+
+def _directive_cells(page: Page, section: Section) -> list:
+    """A code cell per `#>` line, holding the outputs the build recorded."""
+    cells = []
+    for directive in section.directives:
+        example = read_directive(directive, page.source)
+        code = example.expr + (";" if example.hide_value else "")
+        cell = v4.new_code_cell(code)
+        for output in section.outputs:
+            if output.directive != directive.number:
+                continue
+            if output.kind == "text":
+                cell.outputs.append(
+                    v4.new_output("stream", name="stdout", text=output.text)
+                )
+            else:
+                data = dict([_image(output.image)], **{"text/plain": output.alt})
+                cell.outputs.append(v4.new_output("display_data", data=data))
+        cells.append(cell)
+    return cells
+
+
+def _image(url: str) -> tuple[str, str]:
+    """A `data:` URL as a notebook output's (MIME type, data).
+
+    Notebooks keep SVG as text and PNG as base64.
+    """
+    head, data = url.split(",", 1)
+    mime = head.removeprefix("data:").split(";")[0]
+    if mime == "image/svg+xml":
+        return mime, base64.b64decode(data).decode("utf-8")
+    return mime, data

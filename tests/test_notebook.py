@@ -1,0 +1,232 @@
+"""Pages as notebooks: the same code and prose, valid, and they run.
+
+The code of a notebook is compared with the source it came from, statement
+by statement (`ast.dump`, docstrings cleaned the way `inspect` cleans them);
+the runs use nbclient with the `python3` kernel, which must be this
+interpreter.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from literate.execute import execute_page
+from literate.keys import key
+from literate.notebook import notebook_name, page_to_notebook
+from literate.parse import parse
+from literate.tables import load_table
+from literate.translate import translate_page
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).parent / "data" / "execute"
+SOURCES = ["mha.py", "train.py", "tests/data/execute/demo.py"]
+
+
+def page_of(source: str, lang: str = "en"):
+    page = parse((ROOT / source).read_text(encoding="utf-8"), source)
+    if lang == "en":
+        return page
+    table = ROOT / "translations" / lang / f"{Path(source).stem}.json"
+    return translate_page(page, lang, load_table(table) if table.exists() else {})
+
+
+def code_cells(nb) -> list[str]:
+    return [c.source for c in nb.cells if c.cell_type == "code"]
+
+
+def is_docstring(node) -> bool:
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+
+
+def statements(code: str, docstrings: bool = True) -> list[str]:
+    """Top-level statements as `ast.dump`, docstrings cleaned, `__main__` out.
+
+    With `docstrings=False` every docstring reads "" (to compare languages).
+    """
+    tree = ast.parse(code)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and is_docstring(body[0]):
+            value = body[0].value
+            if isinstance(value.value, str):
+                value.value = inspect.cleandoc(value.value) if docstrings else ""
+    kept = [
+        s
+        for s in tree.body
+        if not (isinstance(s, ast.If) and "__main__" in ast.unparse(s.test))
+    ]
+    return [ast.dump(s) for s in kept]
+
+
+def definition_code(nb, page) -> str:
+    """The code cells that are not `#>` examples or the `__file__` cell."""
+    examples = {d.text for s in page.sections for d in s.directives}
+    return "\n\n".join(
+        source
+        for source in code_cells(nb)
+        if not source.startswith("# A notebook has no __file__")
+        and not any(source.rstrip(";") in text for text in examples)
+    )
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_notebook_code_is_the_source_without_main(source):
+    page = page_of(source)
+    nb = page_to_notebook(page)
+    nbformat.validate(nb)
+    original = statements((ROOT / source).read_text(encoding="utf-8"))
+    rebuilt = statements(definition_code(nb, page))
+    # The module docstring is the first markdown cell, not code.
+    assert rebuilt == original[1:]
+
+
+def flat(text: str) -> str:
+    """`text` with each line stripped: prose in a class body is indented."""
+    return "\n".join(line.strip() for line in text.split("\n"))
+
+
+def assert_prose_in_order(page, nb) -> None:
+    """Each section's prose is in `nb`: markdown, `#` comments or a docstring."""
+    text = flat("\n".join(c.source for c in nb.cells))
+    code = "\n".join(code_cells(nb))
+    docstrings = [
+        inspect.cleandoc(ast.get_docstring(n, clean=False))
+        for n in ast.walk(ast.parse(code))
+        if isinstance(n, ast.FunctionDef | ast.ClassDef) and ast.get_docstring(n)
+    ]
+    position = 0
+    for section in page.sections:
+        rows = section.docs.strip("\n").split("\n")
+        if not "".join(rows).strip() or inspect.cleandoc(section.docs) in docstrings:
+            continue
+        docs = flat("\n".join(rows))
+        as_comment = flat("\n".join(f"# {row}".rstrip() for row in rows))
+        found = [text.find(form, position) for form in (docs, as_comment)]
+        found = [f for f in found if f >= 0]
+        assert found, f"{page.source} ({page.lang}): {section.anchor} is missing"
+        position = min(found)
+
+
+@pytest.mark.parametrize("source", SOURCES)
+@pytest.mark.parametrize("lang", ["en", "ja", "zh"])
+def test_every_paragraph_is_in_the_notebook_in_order(source, lang):
+    page = page_of(source, lang)
+    assert_prose_in_order(page, page_to_notebook(page))
+
+
+def test_translated_page_gives_translated_notebook():
+    """Every paragraph of the demo, translated (a made-up but valid table)."""
+    english = page_of("tests/data/execute/demo.py")
+    table = {key(s.docs): "訳：" + key(s.docs).upper() for s in english.sections}
+    page = translate_page(english, "ja", table)
+    assert {s.state for s in page.sections if s.docs.strip()} == {"translated"}
+    nb = page_to_notebook(page)
+    assert_prose_in_order(page, nb)
+    text = "\n".join(c.source for c in nb.cells)
+    for section in page.sections:
+        if section.docs.strip():
+            assert flat(section.english) not in flat(text)
+    assert statements(definition_code(nb, page), docstrings=False) == statements(
+        definition_code(page_to_notebook(english), english), docstrings=False
+    )
+
+
+def test_notebook_is_deterministic():
+    page = page_of("mha.py")
+    assert nbformat.writes(page_to_notebook(page)) == nbformat.writes(
+        page_to_notebook(page)
+    )
+    assert notebook_name("mha.py") == "mha.ipynb"
+    assert notebook_name("tests/data/execute/demo.py") == "demo.ipynb"
+
+
+def test_main_block_is_replaced_by_example_cells():
+    nb = page_to_notebook(page_of("tests/data/execute/demo.py"))
+    code = code_cells(nb)
+    assert not any("__main__" in c for c in code)
+    assert 'print("only in the notebook")' in code
+    assert "square(8);" in code  # the `;` still hides the value
+
+
+# --- running ---------------------------------------------------------------------
+
+
+def execute(nb, cwd: Path) -> None:
+    """Run `nb` in a fresh kernel in `cwd`, with the repository importable."""
+    nb.cells.append(nbformat.v4.new_code_cell("import sys; print(sys.executable)"))
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    client = NotebookClient(
+        nb, kernel_name="python3", timeout=300, resources={"metadata": {"path": cwd}}
+    )
+    client.execute(env=dict(os.environ, PYTHONPATH=path))
+    [out] = nb.cells[-1].outputs
+    assert Path(out.text.strip()) == Path(sys.executable)
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory):
+    """The demo page executed by the build, and its notebook run in a kernel."""
+    root = tmp_path_factory.mktemp("demo")
+    shutil.copytree(DATA, root, dirs_exist_ok=True)
+    source = (root / "demo.py").read_text(encoding="utf-8")
+    page = execute_page(parse(source, "demo.py"), root / "demo.py")
+    nb = page_to_notebook(page)
+    ran = page_to_notebook(page)
+    execute(ran, root)
+    return page, nb, ran
+
+
+@pytest.mark.slow
+def test_notebook_holds_the_builds_outputs(demo_run):
+    page, nb, _ = demo_run
+    for section in page.sections:
+        for output in section.outputs:
+            cells = [c for c in nb.cells if c.cell_type == "code" and c.outputs]
+            held = [o for c in cells for o in c.outputs]
+            if output.kind == "text":
+                assert any(o.get("text") == output.text for o in held)
+            else:
+                assert any(
+                    o.get("data", {}).get("text/plain") == output.alt for o in held
+                )
+
+
+@pytest.mark.slow
+def test_demo_notebook_runs_and_shows_what_the_page_shows(demo_run):
+    page, built, ran = demo_run
+    for before, after in zip(built.cells, ran.cells, strict=False):
+        if before.cell_type != "code" or not before.outputs:
+            continue
+        shown = "".join(
+            o.get("text", "") + o.get("data", {}).get("text/plain", "")
+            for o in after.outputs
+            if o.output_type in ("stream", "execute_result")
+        )
+        recorded = "".join(o.get("text", "") for o in before.outputs)
+        if recorded and before.source != "where()":  # the page hides its paths
+            assert shown.strip() == recorded.strip(), before.source
+        svg = [o for o in after.outputs if "image/svg+xml" in o.get("data", {})]
+        png = [o for o in after.outputs if "image/png" in o.get("data", {})]
+        images = [o for o in before.outputs if o.output_type == "display_data"]
+        assert len(svg) + len(png) >= len(images), before.source
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_mha_notebook_runs(lang, tmp_path):
+    execute(page_to_notebook(page_of("mha.py", lang)), tmp_path)
+
+
+@pytest.mark.slow
+def test_train_notebook_runs(tmp_path):
+    """In a scratch folder: whatever the notebook trains stays there."""
+    execute(page_to_notebook(page_of("train.py", "zh")), tmp_path)
