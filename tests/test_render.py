@@ -377,3 +377,19 @@ def test_links_never_nest():
     for piece in re.findall(r"</?a\b", html):
         depth += 1 if piece == "<a" else -1
         assert depth <= 1
+
+
+def test_cli_renders_other_languages_and_delegates_translations(monkeypatch, capsys):
+    import literate.translations_cli
+    from literate.__main__ import main
+
+    assert main(["render", str(GOLDEN / "basic.py"), "--lang", "ja", "--fragment"]) == 0
+    fragment = capsys.readouterr().out
+    assert fragment.startswith('<div class="lit-page" lang="ja"')
+    assert "未翻訳です" in fragment
+    calls = []
+    monkeypatch.setattr(
+        literate.translations_cli, "main", lambda argv: calls.append(argv) or 7
+    )
+    assert main(["translations", "status", "--lang", "ja"]) == 7
+    assert calls == [["status", "--lang", "ja"]]
