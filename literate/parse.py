@@ -70,12 +70,7 @@ STRING_PREFIX_RE = re.compile(r"^[rRuUbBfF]*")
 
 # What each source line is, before lines are grouped into sections.
 SKIP, BLANK, COMMENT, DIRECTIVE, DOC, CODE = (
-    "skip",
-    "blank",
-    "comment",
-    "directive",
-    "doc",
-    "code",
+    "skip blank comment directive doc code".split()
 )
 
 
