@@ -39,6 +39,11 @@ lint: $(STAMP) ## ruff: style and line length (88)
 
 bench: $(STAMP) ## run the benchmarks; each prints a table of ratios to a reference
 	$(BIN)/python bench/mha.py
+	$(BIN)/python bench/train.py
+	$(BIN)/python bench/site.py
+
+translations: $(STAMP) ## check the Japanese and Chinese tables (the translators' CI gate)
+	$(BIN)/python -m literate translations check
 
 train: $(STAMP) ## train the default (cpu) preset on Shakespeare
 	$(BIN)/python train.py
