@@ -380,8 +380,8 @@ def _record_reads(root: Path) -> set[str]:
     def hook(event: str, args: tuple) -> None:
         if event != "open" or not isinstance(args[0], str | bytes | os.PathLike):
             return
-        mode = args[1] or "r"
-        if any(c in str(mode) for c in "wax+"):
+        mode, flags = args[1] or "r", args[2] or 0  # os.open gives flags only
+        if any(c in str(mode) for c in "wax+") or flags & (os.O_WRONLY | os.O_RDWR):
             return
         path = os.path.abspath(os.fsdecode(args[0]))
         if any(path.startswith(p + os.sep) for p in prefixes):
