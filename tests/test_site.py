@@ -1,0 +1,393 @@
+"""The built site in a real browser: every page, in every language.
+
+The session builds the site once (`mkdocs build --strict`) into a temporary
+folder, serves it from a local port and opens it in Debian's Chromium through
+playwright. Every request is routed through the test: one that leaves the
+local server is recorded and refused. Screenshots of every page, wide and
+narrow, go to test-artifacts/screenshots/ for a person to look at.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import re
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from playwright.sync_api import sync_playwright
+
+from literate.keys import extract
+from literate.parse import parse
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parent.parent
+SHOTS = ROOT / "test-artifacts" / "screenshots"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+WIDE = {"width": 1600, "height": 1000}
+NARROW = {"width": 400, "height": 800}
+
+LANGS = {"en": "", "ja": "ja/", "zh": "zh/"}  # language -> folder in the site
+SOURCES = {"mha.html": "mha.py", "train.html": "train.py"}
+PAGES = (
+    "index.html",
+    "mha.html",
+    "train.html",
+    "how-it-is-made.html",
+    "translating.html",
+    "translation-status.html",
+)
+ALL_PAGES = [(lang, name) for lang in LANGS for name in PAGES]
+GENERATED = [(lang, name) for lang in LANGS for name in SOURCES]
+TRANSLATED = [(lang, name) for lang in ("ja", "zh") for name in SOURCES]
+
+# `$…$` left in the prose once typeset math and code are taken out.
+RAW_MATH = re.compile(r"\$[^$\s][^$]*\$")
+
+# Everything the checks need from a loaded page, read in one call.
+PAGE_FACTS = """() => {
+  const box = el => {
+    if (!el) return null;
+    const r = el.getBoundingClientRect();
+    if (r.height === 0) return null;
+    return {left: r.left, right: r.right, top: r.top + scrollY,
+            bottom: r.bottom + scrollY};
+  };
+  const text = el => el ? el.textContent : '';
+  const bare = el => {  // prose without typeset math or code
+    if (!el) return '';
+    const copy = el.cloneNode(true);
+    copy.querySelectorAll('.katex, code, pre').forEach(e => e.remove());
+    return copy.textContent;
+  };
+  const links = sel => [...document.querySelectorAll(sel)].map(l => l.href);
+  return {
+    lang: document.documentElement.lang,
+    alternates: Object.fromEntries([...document.querySelectorAll(
+      'link[rel=alternate][hreflang]')].map(l => [l.hreflang, l.href])),
+    canonical: links('link[rel=canonical]'),
+    selector: Object.fromEntries([...document.querySelectorAll(
+      '.md-select__link[hreflang]')].map(a => [a.hreflang, a.href])),
+    width: document.documentElement.scrollWidth,
+    math: document.querySelectorAll('.lit-prose .katex').length,
+    tex: document.querySelectorAll('.lit-tex').length,
+    sections: [...document.querySelectorAll('.lit-section')].map(s => {
+      const prose = s.querySelector('.lit-docs .lit-prose');
+      return {
+        id: s.id,
+        state: s.dataset.state,
+        prose: text(prose),
+        bare: bare(prose),
+        code: text(s.querySelector('.lit-code')),
+        docsBox: text(prose).trim() ? box(s.querySelector('.lit-docs')) : null,
+        codeBox: box(s.querySelector('.lit-code .highlight')),
+        codeHidden: [...s.querySelectorAll('.lit-code pre')].reduce(
+          (most, pre) => Math.max(most, pre.scrollWidth - pre.clientWidth), 0),
+      };
+    }),
+  };
+}"""
+
+
+def build_site(out: Path) -> None:
+    """`mkdocs build --strict` into `out`; a failed build fails with its log."""
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+    command = [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(out)]
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, f"mkdocs build failed:\n{done.stderr}"
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("site")
+    build_site(out)
+    return out
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args) -> None:
+        pass  # the browser's view is what the tests check
+
+
+@pytest.fixture(scope="session")
+def server(site):
+    """The built site on a free local port; yields its base URL."""
+    handler = functools.partial(QuietHandler, directory=site)
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_port}/"
+    httpd.shutdown()
+    httpd.server_close()
+    thread.join()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} is missing: apt-get install -y chromium")
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=CHROMIUM, args=CHROMIUM_ARGS
+        )
+        yield chromium
+        chromium.close()
+
+
+class Tab:
+    """A browser tab that records errors and requests leaving the server."""
+
+    def __init__(self, browser, base: str, viewport: dict):
+        self.base = base
+        self.context = browser.new_context(viewport=viewport)
+        self.context.set_default_timeout(10_000)
+        self.errors: list[str] = []
+        self.foreign: list[str] = []
+        self.context.route("**/*", self._route)
+        self.page = self.context.new_page()
+        self.page.on("console", self._console)
+        self.page.on("pageerror", lambda err: self.errors.append(f"page: {err}"))
+
+    def _route(self, route) -> None:
+        url = route.request.url
+        if url.startswith(self.base):
+            route.continue_()
+        else:
+            self.foreign.append(url)
+            route.abort()
+
+    def _console(self, message) -> None:
+        if message.type == "error":
+            self.errors.append(f"console: {message.text} ({message.location})")
+
+    def open(self, path: str, until: str = "load"):
+        self.errors.clear()
+        self.foreign.clear()
+        self.page.goto(self.base + path, wait_until=until)
+        return self.page
+
+    def close(self) -> None:
+        self.context.close()
+
+
+@pytest.fixture(scope="session")
+def tabs(browser, server):
+    """One tab per window size, shared by the whole module."""
+    opened = {
+        "wide": Tab(browser, server, WIDE),
+        "narrow": Tab(browser, server, NARROW),
+    }
+    yield opened
+    for tab in opened.values():
+        tab.close()
+
+
+@pytest.fixture(scope="session")
+def visit(tabs):
+    """visit(lang, name, size): the facts of one page, loaded once per session.
+
+    Loading waits until the network is idle, so the errors and requests of the
+    search index and the sitemaps are in. Each visit saves a screenshot.
+    """
+    seen: dict[tuple[str, str, str], dict] = {}
+
+    def facts(lang: str, name: str, size: str) -> dict:
+        if (lang, name, size) not in seen:
+            tab = tabs[size]
+            page = tab.open(LANGS[lang] + name, until="networkidle")
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            shot = SHOTS / f"{lang}-{Path(name).stem}-{size}.png"
+            page.screenshot(path=shot, full_page=True)
+            found = page.evaluate(PAGE_FACTS)
+            found.update(errors=list(tab.errors), foreign=list(tab.foreign))
+            seen[lang, name, size] = found
+        return seen[lang, name, size]
+
+    return facts
+
+
+def english_math_count(source: str) -> int:
+    """How many formulas the English page of `source` must show, by the parser."""
+    page = parse((ROOT / source).read_text(encoding="utf-8"), source)
+    kinds = ("math", "display_math")
+    return sum(
+        span.kind in kinds
+        for section in page.sections
+        for span in extract(section.docs).spans
+    )
+
+
+def test_the_site_has_exactly_the_pages_under_test(site):
+    built = sorted(
+        str(path.relative_to(site))
+        for path in site.rglob("*.html")
+        if path.name != "404.html"
+    )
+    assert built == sorted(f"{LANGS[lang]}{name}" for lang, name in ALL_PAGES)
+
+
+@pytest.mark.parametrize("size", ["wide", "narrow"])
+@pytest.mark.parametrize(("lang", "name"), ALL_PAGES)
+def test_page_loads_without_errors_or_outside_requests(visit, lang, name, size):
+    page = visit(lang, name, size)
+    assert page["errors"] == []
+    assert page["foreign"] == []
+    assert page["lang"] == lang
+
+
+@pytest.mark.parametrize(("lang", "name"), ALL_PAGES)
+def test_page_names_itself_in_every_language(visit, server, lang, name):
+    page = visit(lang, name, "wide")
+    everywhere = {other: server + folder + name for other, folder in LANGS.items()}
+    assert page["alternates"] == everywhere  # <link rel=alternate hreflang>
+    assert page["selector"] == everywhere  # the header's language selector
+    assert page["canonical"] == [server + LANGS[lang] + name]
+
+
+@pytest.mark.parametrize(("lang", "name"), ALL_PAGES)
+def test_page_does_not_scroll_sideways_on_a_narrow_window(visit, lang, name):
+    assert visit(lang, name, "narrow")["width"] <= NARROW["width"]
+
+
+def paired(page: dict) -> list[dict]:
+    """The sections that have both prose and code."""
+    pairs = [s for s in page["sections"] if s["docsBox"] and s["codeBox"]]
+    assert len(pairs) >= 5, "too few sections with both prose and code"
+    return pairs
+
+
+@pytest.mark.parametrize(("lang", "name"), GENERATED)
+def test_prose_stands_left_of_its_code_with_tops_aligned(visit, lang, name):
+    for s in paired(visit(lang, name, "wide")):
+        docs, code = s["docsBox"], s["codeBox"]
+        assert docs["right"] <= code["left"] + 1, f"#{s['id']}: prose overlaps code"
+        assert abs(docs["top"] - code["top"]) <= 2, f"#{s['id']}: tops not level"
+        assert s["codeHidden"] <= 1, f"#{s['id']}: code scrolls sideways"
+
+
+@pytest.mark.parametrize(("lang", "name"), GENERATED)
+def test_prose_stacks_above_its_code_on_a_narrow_window(visit, lang, name):
+    for s in paired(visit(lang, name, "narrow")):
+        docs, code = s["docsBox"], s["codeBox"]
+        assert docs["bottom"] <= code["top"] + 1, f"#{s['id']}: not stacked"
+        assert code["right"] <= NARROW["width"], f"#{s['id']}: code sticks out"
+
+
+@pytest.mark.parametrize(("lang", "name"), GENERATED)
+def test_math_is_typeset(visit, lang, name):
+    page = visit(lang, name, "wide")
+    raw = [
+        RAW_MATH.search(s["bare"]).group()
+        for s in page["sections"]
+        if RAW_MATH.search(s["bare"])
+    ]
+    assert raw == [], "math left as TeX"
+    assert page["tex"] == 0, "KaTeX could not typeset a formula"
+    expected = english_math_count(SOURCES[name])
+    if lang == "en":
+        assert page["math"] == expected
+    else:
+        assert (page["math"] > 0) == (expected > 0)
+
+
+@pytest.mark.parametrize(("lang", "name"), TRANSLATED)
+def test_translated_prose_stands_beside_the_same_code(visit, lang, name):
+    english = {s["id"]: s for s in visit("en", name, "wide")["sections"]}
+    sections = visit(lang, name, "wide")["sections"]
+    assert [s["id"] for s in sections] == list(english)
+    for s in sections:
+        assert s["code"] == english[s["id"]]["code"], f"#{s['id']}: code differs"
+    translated = [s for s in sections if s["state"] == "translated"]
+    assert translated, f"no section of {lang}/{name} is translated"
+    for s in translated:
+        assert s["prose"] != english[s["id"]]["prose"], f"#{s['id']}: still English"
+
+
+def search(page, query: str, seconds: float = 20) -> None:
+    """Type `query` into the theme's search box until results are listed.
+
+    The search worker answers only once it has built its index (seconds, for
+    Japanese): retype, as an impatient reader would, until it does.
+    """
+    box = page.locator(".md-search__input")
+    results = page.locator(".md-search-result__item a")
+    for _ in range(int(seconds / 0.5)):
+        box.fill("")
+        box.press_sequentially(query)
+        try:
+            results.first.wait_for(timeout=500)
+            return
+        except PlaywrightTimeout:
+            continue
+    raise AssertionError(f"no search results for {query!r} in {seconds} s")
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_search_finds_softmax_in_the_same_language(tabs, lang):
+    tab = tabs["wide"]
+    page = tab.open(LANGS[lang] + "index.html")
+    search(page, "softmax")
+    hrefs = page.eval_on_selector_all(
+        ".md-search-result__item a", "as => as.map(a => a.href)"
+    )
+    pages = {href.split("#")[0].split("?")[0] for href in hrefs}
+    folder = tab.base + LANGS[lang]
+    assert folder + "mha.html" in pages
+    assert all(p.startswith(folder) for p in pages)
+    if lang == "en":
+        translated = (tab.base + "ja/", tab.base + "zh/")
+        assert not any(p.startswith(translated) for p in pages)
+    assert tab.errors == []
+
+
+@pytest.mark.parametrize("name", SOURCES)
+def test_a_defined_name_in_the_code_leads_to_its_definition(tabs, name):
+    page = tabs["wide"].open(name)
+    refs = page.locator(".lit-code a.lit-ref")
+    assert refs.count() > 0, "no defined name is linked"
+    ref = refs.last  # usually far below its definition
+    target = ref.get_attribute("href")
+    ref.scroll_into_view_if_needed()
+    ref.click()
+    page.wait_for_function(f"location.hash === {target!r}")
+    top = page.evaluate(
+        "id => document.getElementById(id).getBoundingClientRect().top", target[1:]
+    )
+    assert 0 <= top < WIDE["height"], f"{target} is not scrolled into view"
+
+
+@pytest.mark.parametrize(("lang", "name"), TRANSLATED)
+def test_english_original_reveals_and_selector_switches_language(
+    tabs, visit, lang, name
+):
+    english = {s["id"]: s["prose"] for s in visit("en", name, "wide")["sections"]}
+    tab = tabs["wide"]
+    page = tab.open(LANGS[lang] + name)
+    section = page.locator(".lit-section[data-state=translated]").first
+    anchor = section.get_attribute("id")
+    original = section.locator("details.lit-original")
+    body = original.locator(":scope > :not(summary)").first
+    assert not body.is_visible()
+    original.locator("summary").click()
+    assert body.is_visible()
+    shown = " ".join(original.evaluate("d => d.textContent").split())
+    assert " ".join(english[anchor].split()) in shown
+    # The selector, opened by hovering, leads to the English of this page.
+    page.hover(".md-header__option .md-select")
+    page.click(".md-select__link[hreflang=en]")
+    page.wait_for_url(tab.base + name)
+    assert tab.errors == []
