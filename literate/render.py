@@ -25,7 +25,6 @@ from __future__ import annotations
 import html
 import itertools
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import markdown
@@ -34,7 +33,7 @@ from literate.highlight import highlight_block, highlight_sections
 from literate.keys import PLACEHOLDER_RE, Span, extract
 from literate.labels import label
 from literate.math import KatexUnavailable, Rendered, render_formulas
-from literate.model import Directive, Page, Section
+from literate.model import Output, Page, Section
 from literate.parse import SourceError
 from literate.sanitize import clean_tag, link_target, safe_href, safe_src
 
@@ -44,6 +43,7 @@ class RenderError(SourceError):
 
 
 MATH = ("math", "display_math")
+IMAGE_URLS = ("data:image/svg+xml;base64,", "data:image/png;base64,")
 MARKDOWN_EXTENSIONS = ["tables", "sane_lists", "admonition", "def_list"]
 # Characters the pipeline uses as markers; stray ones in prose become U+FFFD.
 _RESERVED = re.compile("[\ue000\ue001\x02\x03]")
@@ -55,8 +55,6 @@ _HEADING_RE = re.compile(r"<h([1-6])>")
 # Search indexes the prose, not KaTeX's glyph boxes or the line numbers.
 _KATEX_OPEN = '<span class="katex">'
 _KATEX_OPEN_EXCLUDED = '<span class="katex" data-search-exclude>'
-
-DirectiveHtml = Callable[[Section, Directive], str]
 
 
 @dataclass(frozen=True)
@@ -76,19 +74,12 @@ class _Prose:
         return self.allowed is None or span in self.allowed
 
 
-def render_page(
-    page: Page,
-    *,
-    source_url: str | None = None,
-    directive_html: DirectiveHtml | None = None,
-) -> str:
+def render_page(page: Page, *, source_url: str | None = None) -> str:
     """The page body: `<div class="lit-page" ...>…</div>`, deterministic.
 
-    `directive_html(section, directive)` may return trusted HTML (e.g. the
-    output of the code) to show under a section's code for each `#>` line.
     Raises RenderError (file and line) on a malformed equation.
     """
-    return _render(page, source_url, directive_html, strict=True)[0]
+    return _render(page, source_url, strict=True)[0]
 
 
 def render_page_tolerant(
@@ -99,10 +90,10 @@ def render_page_tolerant(
     For rendering foreign sources (the benchmark); returns the errors it
     tolerated. The site build always uses `render_page`.
     """
-    return _render(page, source_url, None, strict=False)
+    return _render(page, source_url, strict=False)
 
 
-def _render(page, source_url, directive_html, *, strict: bool):
+def _render(page: Page, source_url: str | None, *, strict: bool):
     proses = [_plan(section) for section in page.sections]
     flat = [p for plan in proses for p in plan.values()]
     math, tolerated = _render_math(page, flat, strict=strict)
@@ -123,7 +114,7 @@ def _render(page, source_url, directive_html, *, strict: bool):
         )
     for section, plan in zip(page.sections, proses, strict=True):
         docs = {role: _prose_html(p, math) for role, p in plan.items()}
-        parts.append(_section_html(page, section, docs, code, directive_html))
+        parts.append(_section_html(page, section, docs, code))
     parts.append("</div>")
     return "\n".join(parts) + "\n", tuple(tolerated)
 
@@ -377,7 +368,7 @@ def _code_block(text: str) -> str:
 # --- the page --------------------------------------------------------------------
 
 
-def _section_html(page, section, docs, code, directive_html) -> str:
+def _section_html(page, section, docs, code) -> str:
     anchor = _attr(section.anchor)
     parts = [
         f'<section class="lit-section" id="{anchor}" data-state="{section.state}">',
@@ -401,7 +392,7 @@ def _section_html(page, section, docs, code, directive_html) -> str:
             f"{docs['original']}</details>"
         )
     parts.append("</div>")
-    parts.append(_code_html(section, code, directive_html))
+    parts.append(_code_html(page, section, code))
     parts.append("</section>")
     return "\n".join(parts)
 
@@ -419,7 +410,7 @@ def _heading_ids(body: str, anchor: str) -> str:
     return _HEADING_RE.sub(add_id, body)
 
 
-def _code_html(section, code, directive_html) -> str:
+def _code_html(page, section, code) -> str:
     rows, previous = [], None
     for line in section.code:
         gap = previous is not None and line.number != previous + 1
@@ -437,14 +428,31 @@ def _code_html(section, code, directive_html) -> str:
         parts.append(
             f'<div class="highlight"><pre><code>{rows_html}</code></pre></div>'
         )
-    for directive in section.directives if directive_html else ():
-        parts.append(
-            f'<div class="lit-directive" data-line="{directive.number}"'
-            f' data-directive="{_attr(directive.text)}">'
-            f"{directive_html(section, directive)}</div>"
-        )
+    parts += [_output_html(page, output) for output in section.outputs]
     # Empty when there is no code: the column still holds its width (CSS).
     return '<div class="lit-code">' + "\n".join(parts) + "</div>"
+
+
+def _output_html(page: Page, output: Output) -> str:
+    """What a `#>` directive produced (the build's, trusted): text or an image."""
+    line = output.directive
+    if output.kind == "text":
+        text = html.escape(output.text.rstrip("\n"))
+        return (
+            f'<div class="lit-output" data-directive="{line}">'
+            f"<pre><code>{text}</code></pre></div>"
+        )
+    if output.kind == "image" and output.image.startswith(IMAGE_URLS):
+        return (
+            f'<figure class="lit-output" data-directive="{line}">'
+            f'<img src="{_attr(output.image)}" alt="{_attr(output.alt)}"></figure>'
+        )
+    raise RenderError(
+        page.source,
+        line,
+        f"output of kind {output.kind!r}: expected text, or an image as a"
+        f" data:image/svg+xml or data:image/png base64 URL",
+    )
 
 
 def _attr(value: str) -> str:

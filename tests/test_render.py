@@ -7,6 +7,7 @@ them after a deliberate change.
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import re
 import subprocess
@@ -18,6 +19,7 @@ from hypothesis import strategies as st
 from test_parse import GOLDEN, compare_golden
 
 from literate import math as katex
+from literate.model import Output
 from literate.parse import parse
 from literate.render import RenderError, render_page, render_page_tolerant
 
@@ -351,22 +353,33 @@ def test_fenced_code_in_prose_is_highlighted():
     assert "&lt;b&gt;" in html and "<b>" not in html
 
 
-def test_directives_show_what_the_build_gives_them():
-    page = parse("# Table.\nx = 1\n#> show table(x)\n", "m.py")
-    seen = []
+def with_outputs(*outputs):
+    page = parse("# Table.\nx = 1\n#> show(x)\n", "m.py")
+    section = dataclasses.replace(page.sections[0], outputs=outputs)
+    return dataclasses.replace(page, sections=(section,))
 
-    def output(section, directive):
-        seen.append((section.anchor, directive.text))
-        return "<table><tr><td>1</td></tr></table>"
 
-    html = render_page(page, directive_html=output)
-    assert seen == [("table", "show table(x)")]
-    assert (
-        '<div class="lit-directive" data-line="3" data-directive="show table(x)">'
-        in html
+def test_outputs_show_under_the_code_text_escaped():
+    svg = "data:image/svg+xml;base64," + base64.b64encode(b"<svg/>").decode()
+    html = render_page(
+        with_outputs(
+            Output(3, "text", text="| a | <b> |\n"),
+            Output(3, "image", image=svg, alt='weights "w"'),
+        )
     )
-    assert "<td>1</td>" in html
-    assert "lit-directive" not in render_page(page)
+    tree = Tree(html)
+    assert '<div class="lit-output" data-directive="3">' in html
+    assert "<pre><code>| a | &lt;b&gt; |</code></pre>" in html
+    assert tree.find("img", src=svg, alt='weights "w"')
+    code = html.index('class="lit-code"')
+    assert code < html.index("lit-output") < html.index("</section>")
+
+
+def test_an_output_image_must_be_a_data_url():
+    page = with_outputs(Output(3, "image", image="https://evil.example/x.svg"))
+    with pytest.raises(RenderError) as caught:
+        render_page(page)
+    assert str(caught.value).startswith("m.py:3: output of kind 'image'")
 
 
 def test_links_never_nest():
