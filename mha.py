@@ -73,7 +73,11 @@ from torch import nn
 # $\sqrt{d_k}$ brings the variance back to $1$ whatever the head width.
 #
 # The experiment below measures this instead of taking it on trust. For each
-# $d_k$ it draws `samples` queries, each scored against `keys` keys.
+# $d_k$ it draws `samples` queries, each scored against `keys` keys, and
+# reports the variance of the scores, the largest softmax weight and the size
+# of the softmax's gradient. Unscaled, as $d_k$ grows the largest weight
+# climbs towards $1$ and the gradient shrinks towards $0$; scaled, neither
+# moves.
 
 
 @dataclass(frozen=True)
@@ -105,7 +109,7 @@ def scaling_experiment(
     d_ks: tuple[int, ...] = (4, 16, 64, 256, 1024),
     *,
     keys: int = 16,
-    samples: int = 2000,
+    samples: int = 1000,
     seed: int = 0,
 ) -> list[ScalingRow]:
     """Measure the effect of the $1/\\sqrt{d_k}$ scale; deterministic for a seed."""

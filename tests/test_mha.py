@@ -27,9 +27,11 @@ D_MODEL, HEADS = 32, 4
 TOLERANCE = {torch.float32: 1e-5, torch.float64: 1e-10}
 
 
-def make_mha(dtype=torch.float32, bias=True, seed=0) -> MultiHeadAttention:
+def make_mha(
+    dtype=torch.float32, bias=True, seed=0, d_model=D_MODEL, heads=HEADS
+) -> MultiHeadAttention:
     torch.manual_seed(seed)
-    mha = MultiHeadAttention(D_MODEL, HEADS, bias=bias).to(dtype).eval()
+    mha = MultiHeadAttention(d_model, heads, bias=bias).to(dtype).eval()
     if bias:
         # nn.Linear starts some biases at zero-ish; make every one matter.
         with torch.no_grad():
@@ -160,9 +162,10 @@ def test_attention_function_matches_scaled_dot_product_attention():
 
 @pytest.mark.parametrize("explicit", [False, True], ids=["fast", "explicit"])
 def test_gradcheck_float64(explicit):
-    mha = make_mha(torch.float64)
-    query = torch.randn(2, 4, D_MODEL, dtype=torch.float64, requires_grad=True)
-    memory = torch.randn(2, 5, D_MODEL, dtype=torch.float64, requires_grad=True)
+    # Small, because the numerical gradient runs the module twice per input.
+    mha = make_mha(torch.float64, d_model=8, heads=2)
+    query = torch.randn(2, 4, 8, dtype=torch.float64, requires_grad=True)
+    memory = torch.randn(2, 5, 8, dtype=torch.float64, requires_grad=True)
     mask = padding_mask(torch.tensor([5, 0]))  # batch 1 fully masked
 
     def f(q, kv):
