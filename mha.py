@@ -518,8 +518,8 @@ class MultiHeadAttention(nn.Module):
             if flag:
                 mask = causal_mask(seq_q, seq_k, device=q.device)
             x, weights = attention(q, k, v, mask, self.dropout)
-        # 3b. Otherwise the fused kernel: no `[Sq, Sk]` matrix is kept, and a
-        # fully masked row also comes out as zeros.
+        # 3b. Otherwise the fused kernel: no `[Sq, Sk]` matrix is kept, and
+        # (since PyTorch 2.5) a fully masked row also comes out as zeros.
         else:
             p = self.dropout.p if self.training else 0.0
             x = F.scaled_dot_product_attention(
