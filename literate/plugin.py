@@ -21,6 +21,7 @@ under those names before i18n runs and fills in their content after it.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sys
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 
+import jinja2
 from jinja2.utils import htmlsafe_json_dumps
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
@@ -121,7 +123,8 @@ def load_renderer(fresh: bool) -> SimpleNamespace:
     from literate.translate import translate_page
 
     return SimpleNamespace(
-        parse=parse,
+        # Each language's build parses the same text: once is enough.
+        parse=functools.lru_cache(maxsize=16)(parse),
         render_page=render_page,
         translate_page=translate_page,
         load_table=load_table,
@@ -161,7 +164,7 @@ def literate_page(
     return r.translate_page(page, lang, table)
 
 
-def search_settings(config: MkDocsConfig, lang: str) -> dict:
+def search_settings(env: jinja2.Environment, lang: str) -> dict:
     """How the search of `lang` splits words, from the theme's language file.
 
     mkdocs-material keeps these per language: Japanese is segmented in the
@@ -169,7 +172,6 @@ def search_settings(config: MkDocsConfig, lang: str) -> dict:
     by jieba, when installed, which puts zero-width spaces between words,
     and its separator splits on them.
     """
-    env = config.theme.get_env()
     own = env.get_template(f"partials/languages/{lang}.html").module
     fallback = env.get_template("partials/languages/en.html").module
 
@@ -271,7 +273,9 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
         super().__init__()
         self.serving = False
         self.builds = 0
-        self.indexes: dict[Language, list[dict]] = {}
+        # Per language: its search settings and entries, kept as each build
+        # ends, written when the last one has.
+        self.indexes: dict[Language, tuple[dict, list[dict]]] = {}
 
     def on_startup(self, *, command: str, dirty: bool) -> None:
         # Defining on_startup keeps this object alive across `serve` rebuilds.
@@ -356,6 +360,12 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
     ) -> str:
         return self.bodies.pop(page.file.src_uri, html)
 
+    def on_env(
+        self, env: jinja2.Environment, *, config: MkDocsConfig, files: Files
+    ) -> jinja2.Environment:
+        self.env = env  # the theme's templates, compiled once per build
+        return env
+
     def on_page_context(
         self, context: dict, *, page: Page, config: MkDocsConfig, nav
     ) -> dict:
@@ -380,28 +390,25 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
         # languages into one index: these are this language's entries.
         search = config.plugins.get("material/search")
         if search is not None:
-            self.indexes[self.lang] = list(search.search_index.entries)
+            settings = search_settings(self.env, self.lang.code)
+            settings["fields"] = search.config.fields
+            self.indexes[self.lang] = (settings, list(search.search_index.entries))
 
     @event_priority(-200)
     def _write_language_files(self, *, config: MkDocsConfig) -> None:
+        site = Path(config.site_dir)
         # mkdocs-material fetches sitemap.xml from beside each page that the
         # language selector links to (the folder of ja/mha.html, say), and
         # i18n writes one only at the root: give each language its copy.
-        site = Path(config.site_dir)
         sitemap = site / "sitemap.xml"
-        for lang in self.indexes:
+        for lang in self.langs:
             if not lang.default and sitemap.exists():
                 (site / lang.prefix).mkdir(parents=True, exist_ok=True)
                 (site / lang.prefix / "sitemap.xml").write_bytes(sitemap.read_bytes())
         # After i18n has written its merged index: replace it with one index
         # per language, each with that language's word splitting.
-        search = config.plugins.get("material/search")
-        if search is None:
-            return
-        for lang, entries in self.indexes.items():
-            settings = search_settings(config, lang.code)
-            settings["fields"] = search.config.fields
-            path = Path(config.site_dir) / lang.prefix / "search/search_index.json"
+        for lang, (settings, entries) in self.indexes.items():
+            path = site / lang.prefix / "search" / "search_index.json"
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(language_index(entries, lang, settings), encoding="utf-8")
 
