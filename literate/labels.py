@@ -5,6 +5,7 @@ from __future__ import annotations
 LABELS: dict[str, dict[str, str]] = {
     "en": {
         "source": "Source file",
+        "notebook": "Jupyter notebook",
         "permalink": "Link to this section",
         "original": "English original",
         "untranslated": "Not yet translated: the English original is shown.",
@@ -13,6 +14,7 @@ LABELS: dict[str, dict[str, str]] = {
     },
     "ja": {
         "source": "ソースファイル",
+        "notebook": "Jupyter ノートブック",
         "permalink": "このセクションへのリンク",
         "original": "英語の原文",
         "untranslated": "未翻訳です。英語の原文を表示しています。",
@@ -21,6 +23,7 @@ LABELS: dict[str, dict[str, str]] = {
     },
     "zh": {
         "source": "源文件",
+        "notebook": "Jupyter 笔记本",
         "permalink": "本节的链接",
         "original": "英文原文",
         "untranslated": "尚未翻译：显示的是英文原文。",

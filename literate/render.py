@@ -74,12 +74,16 @@ class _Prose:
         return self.allowed is None or span in self.allowed
 
 
-def render_page(page: Page, *, source_url: str | None = None) -> str:
+def render_page(
+    page: Page, *, source_url: str | None = None, notebook_url: str | None = None
+) -> str:
     """The page body: `<div class="lit-page" ...>…</div>`, deterministic.
 
-    Raises RenderError (file and line) on a malformed equation.
+    `source_url` and `notebook_url` (the page as a Jupyter notebook) are
+    linked at the top. Raises RenderError (file and line) on a malformed
+    equation.
     """
-    return _render(page, source_url, strict=True)[0]
+    return _render(page, source_url, strict=True, notebook_url=notebook_url)[0]
 
 
 def render_page_tolerant(
@@ -93,7 +97,9 @@ def render_page_tolerant(
     return _render(page, source_url, strict=False)
 
 
-def _render(page: Page, source_url: str | None, *, strict: bool):
+def _render(
+    page: Page, source_url: str | None, *, strict: bool, notebook_url: str | None = None
+):
     proses = [_plan(section) for section in page.sections]
     flat = [p for plan in proses for p in plan.values()]
     math, tolerated = _render_math(page, flat, strict=strict)
@@ -106,12 +112,16 @@ def _render(page: Page, source_url: str | None, *, strict: bool):
         f'<div class="lit-page" lang="{_attr(page.lang)}"'
         f' data-source="{_attr(page.source)}">'
     ]
+    links = []
     if source_url:
         text = f"{label(page.lang, 'source')}: {page.source}"
-        parts.append(
-            f'<p class="lit-source"><a href="{_attr(safe_href(source_url) or "#")}">'
-            f"{html.escape(text)}</a></p>"
-        )
+        links.append(f"{_link_start(source_url)}{html.escape(text)}</a>")
+    if notebook_url:
+        # `download`: a browser would otherwise show the notebook's JSON.
+        text = f"{label(page.lang, 'notebook')}: {notebook_url.rsplit('/', 1)[-1]}"
+        links.append(f"{_link_start(notebook_url, ' download')}{html.escape(text)}</a>")
+    if links:
+        parts.append('<p class="lit-source">' + " · ".join(links) + "</p>")
     for section, plan in zip(page.sections, proses, strict=True):
         docs = {role: _prose_html(p, math) for role, p in plan.items()}
         parts.append(_section_html(page, section, docs, code))
@@ -453,6 +463,10 @@ def _output_html(page: Page, output: Output) -> str:
         f"output of kind {output.kind!r}: expected text, or an image as a"
         f" data:image/svg+xml or data:image/png base64 URL",
     )
+
+
+def _link_start(url: str, extra: str = "") -> str:
+    return f'<a href="{_attr(safe_href(url) or "#")}"{extra}>'
 
 
 def _attr(value: str) -> str:
