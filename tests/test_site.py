@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import json
 import os
 import re
 import subprocess
@@ -22,10 +23,15 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import sync_playwright
 
+from literate import plugin
 from literate.keys import extract
 from literate.parse import parse
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+def in_browser(test):
+    """Marks a test that needs the built site in Chromium (slow, browser)."""
+    return pytest.mark.slow(pytest.mark.browser(test))
+
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "test-artifacts" / "screenshots"
@@ -240,6 +246,7 @@ def english_math_count(source: str) -> int:
     )
 
 
+@pytest.mark.slow
 def test_the_site_has_exactly_the_pages_under_test(site):
     built = sorted(
         str(path.relative_to(site))
@@ -249,6 +256,7 @@ def test_the_site_has_exactly_the_pages_under_test(site):
     assert built == sorted(f"{LANGS[lang]}{name}" for lang, name in ALL_PAGES)
 
 
+@in_browser
 @pytest.mark.parametrize("size", ["wide", "narrow"])
 @pytest.mark.parametrize(("lang", "name"), ALL_PAGES)
 def test_page_loads_without_errors_or_outside_requests(visit, lang, name, size):
@@ -258,6 +266,7 @@ def test_page_loads_without_errors_or_outside_requests(visit, lang, name, size):
     assert page["lang"] == lang
 
 
+@in_browser
 @pytest.mark.parametrize(("lang", "name"), ALL_PAGES)
 def test_page_names_itself_in_every_language(visit, server, lang, name):
     page = visit(lang, name, "wide")
@@ -267,6 +276,7 @@ def test_page_names_itself_in_every_language(visit, server, lang, name):
     assert page["canonical"] == [server + LANGS[lang] + name]
 
 
+@in_browser
 @pytest.mark.parametrize(("lang", "name"), ALL_PAGES)
 def test_page_does_not_scroll_sideways_on_a_narrow_window(visit, lang, name):
     assert visit(lang, name, "narrow")["width"] <= NARROW["width"]
@@ -279,6 +289,7 @@ def paired(page: dict) -> list[dict]:
     return pairs
 
 
+@in_browser
 @pytest.mark.parametrize(("lang", "name"), GENERATED)
 def test_prose_stands_left_of_its_code_with_tops_aligned(visit, lang, name):
     for s in paired(visit(lang, name, "wide")):
@@ -288,6 +299,7 @@ def test_prose_stands_left_of_its_code_with_tops_aligned(visit, lang, name):
         assert s["codeHidden"] <= 1, f"#{s['id']}: code scrolls sideways"
 
 
+@in_browser
 @pytest.mark.parametrize(("lang", "name"), GENERATED)
 def test_prose_stacks_above_its_code_on_a_narrow_window(visit, lang, name):
     for s in paired(visit(lang, name, "narrow")):
@@ -296,6 +308,7 @@ def test_prose_stacks_above_its_code_on_a_narrow_window(visit, lang, name):
         assert code["right"] <= NARROW["width"], f"#{s['id']}: code sticks out"
 
 
+@in_browser
 @pytest.mark.parametrize(("lang", "name"), GENERATED)
 def test_math_is_typeset(visit, lang, name):
     page = visit(lang, name, "wide")
@@ -313,6 +326,7 @@ def test_math_is_typeset(visit, lang, name):
         assert (page["math"] > 0) == (expected > 0)
 
 
+@in_browser
 @pytest.mark.parametrize(("lang", "name"), TRANSLATED)
 def test_translated_prose_stands_beside_the_same_code(visit, lang, name):
     english = {s["id"]: s for s in visit("en", name, "wide")["sections"]}
@@ -345,6 +359,7 @@ def search(page, query: str, seconds: float = 20) -> None:
     raise AssertionError(f"no search results for {query!r} in {seconds} s")
 
 
+@in_browser
 @pytest.mark.parametrize("lang", LANGS)
 def test_search_finds_softmax_in_the_same_language(tabs, lang):
     tab = tabs["wide"]
@@ -363,6 +378,7 @@ def test_search_finds_softmax_in_the_same_language(tabs, lang):
     assert tab.errors == []
 
 
+@in_browser
 @pytest.mark.parametrize("name", SOURCES)
 def test_a_defined_name_in_the_code_leads_to_its_definition(tabs, name):
     page = tabs["wide"].open(name)
@@ -379,6 +395,7 @@ def test_a_defined_name_in_the_code_leads_to_its_definition(tabs, name):
     assert 0 <= top < WIDE["height"], f"{target} is not scrolled into view"
 
 
+@in_browser
 @pytest.mark.parametrize(("lang", "name"), TRANSLATED)
 def test_english_original_reveals_and_selector_switches_language(
     tabs, visit, lang, name
@@ -400,3 +417,83 @@ def test_english_original_reveals_and_selector_switches_language(
     page.click(".md-select__link[hreflang=en]")
     page.wait_for_url(tab.base + name)
     assert tab.errors == []
+
+
+# --- the plugin's plain functions, and its errors, without a browser ----------
+
+EN, JA = plugin.Language("en", True), plugin.Language("ja", False)
+
+
+def test_pages_are_named_with_the_language_suffix_i18n_expects():
+    targets = plugin.page_targets(["mha.py", "train.py"], (EN, JA), "status.md")
+    assert targets == {
+        "mha.md": plugin.Target("mha.py", EN),
+        "mha.ja.md": plugin.Target("mha.py", JA),
+        "train.md": plugin.Target("train.py", EN),
+        "train.ja.md": plugin.Target("train.py", JA),
+        "status.md": plugin.Target("", EN),
+    }
+
+
+def test_a_language_index_holds_its_own_pages_located_from_its_folder():
+    entries = [
+        {"location": "mha.html#a", "title": "Attention", "text": "soft\u200bmax"},
+        {"location": "ja/mha.html#a", "title": "注意", "text": "注意\u200b機構"},
+    ]
+    splits = {"separator": "[\\s\\u200b]+"}
+    whole = {"separator": "[\\s\\-]+"}
+    ja = json.loads(plugin.language_index(entries, JA, whole))
+    assert ja["docs"] == [
+        {"location": "mha.html#a", "title": "注意", "text": "注意機構"}
+    ]
+    assert ja["config"] == whole
+    en = json.loads(plugin.language_index(entries, EN, splits))
+    assert [d["location"] for d in en["docs"]] == ["mha.html#a", "ja/mha.html#a"]
+    assert en["docs"][0]["text"] == "soft\u200bmax"  # kept: the separator splits
+
+
+def test_a_translated_page_searches_from_its_language_folder():
+    app = {"base": "..", "features": [], "search": "../assets/w.js"}
+    page = (
+        '<html><script id="__config" type="application/json">'
+        f"{json.dumps(app)}</script></html>"
+    )
+    found = re.search(
+        r"application/json\">(.*)</script>", plugin.point_search_at(page, "ja/", "x")
+    )
+    assert json.loads(found.group(1)) == dict(app, base="../ja/")
+    with pytest.raises(plugin.PluginError, match="ja/mha.html"):
+        plugin.point_search_at("<html></html>", "ja/", "ja/mha.html")
+
+
+def test_a_fresh_renderer_runs_the_edited_code():
+    plugin.load_renderer(fresh=False)
+    before = sys.modules["literate.parse"]
+    renderer = plugin.load_renderer(fresh=True)
+    after = sys.modules["literate.parse"]
+    assert after is not before
+    assert renderer.parse.__wrapped__ is after.parse
+
+
+@pytest.mark.slow
+def test_a_broken_source_fails_the_build_naming_file_and_line(tmp_path):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "index.md").write_text("# Home\n", encoding="utf-8")
+    (tmp_path / "broken.py").write_text(
+        '"""A page."""\n\n# Prose.\nx = (1,\n', encoding="utf-8"
+    )
+    katex = ROOT / "node_modules" / "katex" / "dist"
+    (tmp_path / "mkdocs.yml").write_text(
+        "site_name: t\ntheme: {name: material, font: false}\n"
+        "plugins:\n  - literate:\n      sources: [broken.py]\n"
+        f"      status_page: ''\n      katex: {katex}\n",
+        encoding="utf-8",
+    )
+    command = [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", "out"]
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+    done = subprocess.run(
+        command, cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert done.returncode != 0
+    assert re.search(r"broken\.py:\d+", done.stderr), done.stderr
+    assert not (tmp_path / "out" / "broken.html").exists()
