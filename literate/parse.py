@@ -8,7 +8,8 @@ that follows it, up to the next prose. The rules, in the order they apply:
 - A comment inside brackets (a multi-line call, a list) is part of that
   statement, so it stays in the code column.
 - Pragma comments (`# noqa`, `# type:`, `# fmt:`, `# pragma:`, ...) are code.
-- A `#>` comment line is a `Directive` of the section it sits in.
+- A `#|` comment line is a `Directive` of the section it sits in (`#>` too,
+  but `ruff format` rewrites `#>` as `# >`, prose, and keeps `#|`).
 - A docstring is prose only when it is alone on its lines; a class or
   function docstring opens a new section whose code starts with the
   `class`/`def` line(s) above it (decorators and multi-line signatures too).
@@ -259,7 +260,7 @@ def _comment_kind(comment: str, number: int, lines: list[str]) -> str:
     is_coding = CODING_RE.match(comment)
     if is_coding and (number == 1 or (number == 2 and _skippable(lines[0]))):
         return SKIP
-    if comment.startswith("#>"):
+    if comment.startswith(("#|", "#>")):
         return DIRECTIVE
     if PRAGMA_RE.match(comment):
         return CODE
