@@ -152,6 +152,43 @@ def format_scaling_table(rows: list[ScalingRow]) -> str:
     return "\n".join(lines)
 
 
+# Measured when this page was built (`samples` = 1000 per width):
+
+#| print(format_scaling_table(scaling_experiment()))
+
+# The same measurements drawn against the head width, on a log scale: the
+# unscaled softmax saturates, its largest weight climbing towards $1$ and its
+# gradient falling towards $0$, while the scaled one stays where it was at
+# $d_k = 4$. Figures import matplotlib when called, so the module does not
+# need it.
+
+
+def plot_softmax_saturation(rows: list[ScalingRow] | None = None) -> None:
+    """The experiment's largest weight and gradient norm against $d_k$."""
+    import matplotlib.pyplot as plt
+
+    rows = rows or scaling_experiment()
+    d_k = [r.d_k for r in rows]
+    fig, (peak, grad) = plt.subplots(1, 2, figsize=(8, 3.2))
+    for ax, field, label in (
+        (peak, "peak", "largest weight, mean"),
+        (grad, "grad", "‖∂p/∂s‖, mean"),
+    ):
+        raw = [getattr(r, f"{field}_raw") for r in rows]
+        scaled = [getattr(r, f"{field}_scaled") for r in rows]
+        ax.plot(d_k, raw, marker="o", label="q·k")
+        ax.plot(d_k, scaled, marker="o", label="q·k / √d_k")
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("d_k")
+        ax.set_ylabel(label)
+        ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3)
+    peak.legend()
+    fig.tight_layout()
+
+
+#| plot_softmax_saturation()  | alt: unscaled, the peak weight nears 1 as d_k grows
+
 # ## Scaled dot-product attention
 #
 # This is the formula, written out so that each step can be read: the teaching
@@ -532,6 +569,54 @@ class MultiHeadAttention(nn.Module):
         return (x, weights) if need_weights else x
 
 
+# ## The masks, seen
+#
+# One head of a small, untrained `MultiHeadAttention` over one sequence of
+# six tokens whose last two are padding. A row is a query, a column a key,
+# and each row of weights sums to one. Hatched cells are masked (`False`):
+# their weight is exactly $0$. The causal mask leaves the lower triangle;
+# padding hides the pad keys from every query; with both, each query reads
+# itself and the real tokens before it.
+
+
+def plot_attention_weights(seed: int = 0) -> None:
+    """Heatmaps of one head's weights under the causal and padding masks."""
+    import matplotlib.pyplot as plt
+
+    torch.manual_seed(seed)
+    seq, real = 6, 4
+    mha = MultiHeadAttention(d_model=16, heads=2).eval()
+    x = torch.randn(1, seq, 16)  # [B, S, D]
+    causal = causal_mask(seq)  # [Sq, Sk]
+    padding = padding_mask(torch.tensor([real]), seq_len=seq)  # [B, 1, 1, Sk]
+    masks = {"causal": causal, "padding": padding, "both": causal & padding}
+    names = [f"t{i}" for i in range(real)] + ["pad"] * (seq - real)
+    fig, axes = plt.subplots(1, 3, figsize=(9, 3.4), sharey=True)
+    for ax, (title, mask) in zip(axes, masks.items(), strict=True):
+        with torch.no_grad():
+            _, weights = mha(query=x, key=x, value=x, mask=mask, need_weights=True)
+        # The mask broadcast to this head's `[Sq, Sk]`; masked cells are left
+        # empty (NaN) and hatched.
+        allowed = mask.expand(1, 1, seq, seq)[0, 0]
+        shown = weights[0, 0].masked_fill(~allowed, float("nan"))  # [Sq, Sk]
+        image = ax.imshow(shown, vmin=0, vmax=1, cmap="viridis")
+        for i, j in (~allowed).nonzero().tolist():
+            cell = (j - 0.5, i - 0.5)
+            ax.add_patch(
+                plt.Rectangle(
+                    cell, 1, 1, fill=False, hatch="///", edgecolor="0.5", lw=0
+                )
+            )
+        ax.set_title(title)
+        ax.set_xticks(range(seq), names, fontsize=8)
+        ax.set_yticks(range(seq), names, fontsize=8)
+        ax.set_xlabel("key")
+    axes[0].set_ylabel("query")
+    fig.colorbar(image, ax=axes, shrink=0.8, label="weight")
+
+
+#| plot_attention_weights()  | alt: one head's weights: causal, padding, both masks
+
 # ## Checking against PyTorch
 #
 # `torch.nn.MultiheadAttention` computes the same function with its own code.
@@ -615,6 +700,8 @@ def format_check_table(rows: list[CheckRow]) -> str:
         )
     return "\n".join(lines)
 
+
+#| print(format_check_table(check_against_pytorch()))
 
 # `python mha.py` runs both demonstrations.
 
