@@ -1,17 +1,18 @@
-"""The execute stage: run a page's `#>` examples and attach what they showed.
+"""The execute stage: run a page's `#|` examples and attach what they showed.
 
-An example is a `#>` comment line holding one Python expression, evaluated in
+An example is a `#|` comment line holding one Python expression, evaluated in
 the namespace of the page's module, imported from its file under its own name
 (so `if __name__ == "__main__":` blocks do not run). What it shows is what a
 notebook cell would: the text it prints, the `repr` of its value unless that
 is `None` (a trailing `;` hides it), and every matplotlib figure left open,
 as SVG. A figure needs alt text, after `| alt:` at the end of the line:
 
-    #> print(format_scaling_table(scaling_experiment()))
-    #> plot_attention_weights()  | alt: a heatmap of the attention weights ...
-    #> notebook: train(PRESETS["tiny"])
+    #| print(format_scaling_table(scaling_experiment()))
+    #| plot_attention_weights()  | alt: a heatmap of the attention weights ...
+    #| notebook: train(PRESETS["tiny"])
 
-A `notebook:` line never runs in the build; it becomes a cell of the page's
+(`#>` works too, but `ruff format` turns it into `# >`, prose.) A
+`notebook:` line never runs in the build; it becomes a cell of the page's
 notebook (see `literate.notebook`). `docs/outputs.md` is the authors' guide.
 
 All the pending examples of a page run in one fresh subprocess, started in
@@ -91,7 +92,7 @@ class Example:
 
 
 def read_directive(directive: Directive, path: str) -> Example:
-    """The example a `#>` line describes; a malformed line names its place."""
+    """The example a `#|` line describes; a malformed line names its place."""
     text, line = directive.text, directive.number
     notebook = NOTEBOOK_RE.match(text)
     if notebook:
@@ -120,7 +121,7 @@ def _check_syntax(code: str, mode: str, path: str, line: int) -> None:
     if not _parses(code, mode):
         what = "an expression" if mode == "eval" else "Python code"
         raise ExecuteError(
-            path, line, f"`#> {code}`: expected {what} after `#>` (see outputs.md)"
+            path, line, f"`#| {code}`: expected {what} after `#|` (see outputs.md)"
         )
 
 
@@ -400,7 +401,7 @@ def _record_reads(root: Path) -> set[str]:
 def _evaluate(module, source, line, expr, hide, root, results) -> dict | None:
     """Run one example; append its result, or return the error."""
     _reset_state()
-    where = f"<#> {source}:{line}>"
+    where = f"<#| {source}:{line}>"
     printed = io.StringIO()
     try:
         with contextlib.redirect_stdout(printed):

@@ -11,9 +11,9 @@ parse again. The rules:
   `#` comments above the lines it explains, as in the source.
 - A docstring stays a docstring, beside its `def` or `class` line.
 - The `if __name__ == "__main__":` block is left out: in a kernel it would
-  run the command line with the kernel's own arguments. Instead, each `#>`
+  run the command line with the kernel's own arguments. Instead, each `#|`
   directive becomes a code cell after the code it follows, holding the
-  outputs the build recorded for it; a `#> notebook:` line becomes a cell
+  outputs the build recorded for it; a `#| notebook:` line becomes a cell
   only here (e.g. training on the `tiny` preset).
 - A notebook has no `__file__`; where the code uses it, a first cell sets
   it to the source's name, so the notebook runs as the source would from
@@ -185,7 +185,7 @@ def _comment(text: str, indent: str) -> list[str]:
 
 
 def _directive_cells(page: Page, section: Section) -> list:
-    """A code cell per `#>` line, holding the outputs the build recorded."""
+    """A code cell per `#|` line, holding the outputs the build recorded."""
     cells = []
     for directive in section.directives:
         example = read_directive(directive, page.source)

@@ -32,7 +32,7 @@ from literate.parse import parse
 from literate.translate import translate_page
 
 DATA = Path(__file__).parent / "data" / "execute"
-PLOT = "#> plot()  | alt: a curve rising from 0 to 4"
+PLOT = "#| plot()  | alt: a curve rising from 0 to 4"
 
 
 def load(root: Path, name: str = "demo.py"):
@@ -129,7 +129,7 @@ def test_printed_text_is_shown(built, demo_module, tmp_path):
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed), contextlib.chdir(tmp_path):
         demo_module.table()
-    [out] = outputs_of(page, line_of(root, "#> table()"))
+    [out] = outputs_of(page, line_of(root, "#| table()"))
     assert (out.kind, out.text) == ("text", printed.getvalue())
 
 
@@ -137,9 +137,9 @@ def test_value_is_shown_as_repr_unless_hidden(built, demo_module, tmp_path):
     root, page = built
     with contextlib.chdir(tmp_path):
         expected = repr(demo_module.square(7)) + "\n"
-    [out] = outputs_of(page, line_of(root, "#> square(7)"))
+    [out] = outputs_of(page, line_of(root, "#| square(7)"))
     assert out.text == expected
-    assert outputs_of(page, line_of(root, "#> square(8);")) == []
+    assert outputs_of(page, line_of(root, "#| square(8);")) == []
 
 
 def test_figure_is_svg_with_alt_and_transparent(built):
@@ -156,7 +156,7 @@ def test_figure_is_svg_with_alt_and_transparent(built):
 
 def test_notebook_lines_do_not_run(built):
     root, page = built
-    line = line_of(root, '#> notebook: print("only in the notebook")')
+    line = line_of(root, '#| notebook: print("only in the notebook")')
     assert outputs_of(page, line) == []
 
 
@@ -166,7 +166,7 @@ def test_outputs_have_no_absolute_paths(built):
     texts = [o.text for o in outputs] + [svg_text(o) for o in outputs if o.image]
     for forbidden in (str(root), str(Path.home())):
         assert not any(forbidden in t for t in texts)
-    [out] = outputs_of(page, line_of(root, "#> where()"))
+    [out] = outputs_of(page, line_of(root, "#| where()"))
     assert out.text == "demo.py\n'~/notes.txt'\n"
 
 
@@ -233,7 +233,7 @@ def test_a_changed_data_file_reruns_its_reader(copy, built):
     (copy / "numbers.txt").write_text("4 5 6\n")
     page = run(copy)
     assert ran(copy) == ["numbers"]
-    [out] = outputs_of(page, line_of(copy, "#> numbers()"))
+    [out] = outputs_of(page, line_of(copy, "#| numbers()"))
     assert out.text == "15\n"
 
 
@@ -257,8 +257,8 @@ def test_alt_text_changes_rerun_nothing(copy):
 
 
 def test_a_figure_without_alt_text_is_an_error(copy):
-    edit(copy / "demo.py", PLOT, "#> plot()")
-    line = line_of(copy, "#> plot()")
+    edit(copy / "demo.py", PLOT, "#| plot()")
+    line = line_of(copy, "#| plot()")
     with pytest.raises(ExecuteError, match=rf"^demo\.py:{line}: .*no alt text"):
         run(copy)
 
@@ -268,7 +268,7 @@ def test_a_figure_without_alt_text_is_an_error(copy):
 
 def test_a_failing_example_names_its_line_and_traceback(tmp_path):
     shutil.copy(DATA / "failing.py", tmp_path)
-    line = line_of(tmp_path, "#> broken()", "failing.py")
+    line = line_of(tmp_path, "#| broken()", "failing.py")
     source_line = line_of(tmp_path, "return 1 / 0", "failing.py")
     with pytest.raises(ExecuteError) as caught:
         run(tmp_path, "failing.py")
@@ -282,20 +282,20 @@ def test_a_failing_example_names_its_line_and_traceback(tmp_path):
 
 
 def test_a_module_that_fails_to_import(tmp_path):
-    (tmp_path / "bad.py").write_text('"""\n# Bad\n"""\n\nmissing_name\n\n#> 1 + 1\n')
+    (tmp_path / "bad.py").write_text('"""\n# Bad\n"""\n\nmissing_name\n\n#| 1 + 1\n')
     with pytest.raises(ExecuteError, match=r"(?s)^bad\.py:7: importing bad\.py.*"
                        r"NameError: name 'missing_name'"):  # fmt: skip
         run(tmp_path, "bad.py")
 
 
 def test_a_crashed_process_is_an_error(tmp_path):
-    (tmp_path / "crash.py").write_text("import os\n\n#> os._exit(3)\n")
+    (tmp_path / "crash.py").write_text("import os\n\n#| os._exit(3)\n")
     with pytest.raises(ExecuteError, match=r"^crash\.py:3: .*exit status 3"):
         run(tmp_path, "crash.py")
 
 
 def test_a_hung_example_times_out(tmp_path):
-    (tmp_path / "slow.py").write_text("import time\n\n#> time.sleep(30)\n")
+    (tmp_path / "slow.py").write_text("import time\n\n#| time.sleep(30)\n")
     with pytest.raises(ExecuteError, match=r"^slow\.py:3: .*did not finish in 1 s"):
         execute_page(load(tmp_path, "slow.py"), tmp_path / "slow.py", timeout=1)
 

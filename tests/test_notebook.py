@@ -68,7 +68,7 @@ def statements(code: str, docstrings: bool = True) -> list[str]:
 
 
 def definition_code(nb, page) -> str:
-    """The code cells that are not `#>` examples or the `__file__` cell."""
+    """The code cells that are not `#|` examples or the `__file__` cell."""
     examples = {d.text for s in page.sections for d in s.directives}
     return "\n\n".join(
         source

@@ -29,7 +29,7 @@ def table() -> None:
         print(f"| {n} | {double(n)} |")
 
 
-#> table()
+#| table()
 
 # A value: shown as its `repr`, like a notebook cell shows it.
 
@@ -39,8 +39,8 @@ def square(n: int) -> int:
     return n * n
 
 
-#> square(7)
-#> square(8);
+#| square(7)
+#| square(8);
 
 # A figure.
 
@@ -54,7 +54,7 @@ def plot() -> None:
     ax.set_title("squares")
 
 
-#> plot()  | alt: a curve rising from 0 to 4
+#| plot()  | alt: a curve rising from 0 to 4
 
 # Paths of the build machine never reach the page.
 
@@ -65,7 +65,7 @@ def where() -> str:
     return str(Path.home() / "notes.txt")
 
 
-#> where()
+#| where()
 
 # A data file: the example re-runs when the file changes.
 
@@ -75,8 +75,8 @@ def numbers() -> int:
     return sum(int(n) for n in Path("numbers.txt").read_text().split())
 
 
-#> numbers()
-#> notebook: print("only in the notebook")
+#| numbers()
+#| notebook: print("only in the notebook")
 
 if __name__ == "__main__":
     table()

@@ -11,5 +11,5 @@ def broken() -> float:
     return 1 / 0
 
 
-#> fine()
-#> broken()
+#| fine()
+#| broken()
