@@ -334,10 +334,14 @@ def test_translated_prose_stands_beside_the_same_code(visit, lang, name):
     assert [s["id"] for s in sections] == list(english)
     for s in sections:
         assert s["code"] == english[s["id"]]["code"], f"#{s['id']}: code differs"
-    translated = [s for s in sections if s["state"] == "translated"]
-    assert translated, f"no section of {lang}/{name} is translated"
-    for s in translated:
-        assert s["prose"] != english[s["id"]]["prose"], f"#{s['id']}: still English"
+    # A translation may equal its English (a shape like `[B, S, D]`), but
+    # the translated page as a whole must read differently.
+    changed = [
+        s
+        for s in sections
+        if s["state"] == "translated" and s["prose"] != english[s["id"]]["prose"]
+    ]
+    assert len(changed) >= len(sections) / 2, f"{lang}/{name} is mostly English"
 
 
 def search(page, query: str, seconds: float = 20) -> None:
