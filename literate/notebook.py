@@ -102,12 +102,20 @@ def _piece(section: Section) -> _Piece:
         return _Piece(section, tuple(c.text for c in code), False)
     after = section.docs_lines[0]
     header = [c.text for c in code if c.number < after]
-    body = [c.text for c in code if c.number > after]
+    body = [c for c in code if c.number > after]
     outer = _indent(header[0])
-    inner = next((_indent(b) for b in body if b.strip()), outer + "    ")
+    inner = next((_indent(b.text) for b in body if b.text.strip()), outer + "    ")
     if len(inner) <= len(outer):
         inner = outer + "    "
-    return _Piece(section, (*header, *_docstring(section.docs, inner), *body), True)
+    # The parser drops the blank lines between a docstring and the code below.
+    blanks = [""] * (body[0].number - section.docs_lines[-1] - 1) if body else []
+    lines = (
+        *header,
+        *_docstring(section.docs, inner),
+        *blanks,
+        *(b.text for b in body),
+    )
+    return _Piece(section, lines, True)
 
 
 def _indent(line: str) -> str:
@@ -116,8 +124,8 @@ def _indent(line: str) -> str:
 
 def _docstring(text: str, indent: str) -> list[str]:
     """`text` as the lines of a docstring at `indent` that reads back as `text`."""
-    if '"""' in text or text.endswith("\\"):
-        text = text.replace("\\", "\\\\").replace('"""', '\\"""')
+    if '"""' in text or text.endswith(("\\", '"')):
+        text = text.replace("\\", "\\\\").replace('"', '\\"')
         quote = '"""'
     else:
         quote = 'r"""' if "\\" in text else '"""'
@@ -165,6 +173,10 @@ def _group_cells(page, group: list[_Piece], offset: int, dropped) -> list:
         cells.append(v4.new_markdown_cell(first.section.docs.strip("\n")))
     rows: list[str] = []
     for n, piece in enumerate(group):
+        if n:  # blank lines as between the sections in the source, PEP 8's most
+            most = 1 if piece.lines and _indent(piece.lines[0]) else 2
+            gap = _first_line(piece) - _last_line(group[n - 1]) - 1
+            rows += [""] * min(most, gap)
         if n and piece.section.docs.strip() and not piece.has_docstring:
             after = [r for p in group[n:] for r in p.lines if r.strip()]
             rows += _comment(piece.section.docs, _indent(after[0]) if after else "")
@@ -178,6 +190,20 @@ def _group_cells(page, group: list[_Piece], offset: int, dropped) -> list:
     for piece in group:
         cells += _directive_cells(page, piece.section)
     return cells
+
+
+def _first_line(piece: _Piece) -> int:
+    """The first source line of a section: its prose, or else its code."""
+    section = piece.section
+    numbers = [*section.docs_lines[:1], *(c.number for c in section.code[:1])]
+    return min(numbers, default=0)
+
+
+def _last_line(piece: _Piece) -> int:
+    """The last source line of a section: code, prose or directive."""
+    section = piece.section
+    numbers = [*section.docs_lines, *(c.number for c in section.code)]
+    return max(numbers + [d.number for d in section.directives], default=0)
 
 
 def _comment(text: str, indent: str) -> list[str]:

@@ -29,7 +29,12 @@ from literate.translate import translate_page
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).parent / "data" / "execute"
-SOURCES = ["mha.py", "train.py", "tests/data/execute/demo.py"]
+SOURCES = [
+    "mha.py",
+    "train.py",
+    "tests/data/execute/demo.py",
+    "tests/data/execute/tricky.py",
+]
 
 
 def page_of(source: str, lang: str = "en"):
