@@ -273,6 +273,7 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
         super().__init__()
         self.serving = False
         self.builds = 0
+        self.status = ""
         # Per language: its search settings and entries, kept as each build
         # ends, written when the last one has.
         self.indexes: dict[Language, tuple[dict, list[dict]]] = {}
@@ -297,6 +298,8 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
             self.config.sources, self.langs, self.config.status_page
         )
         self.bodies: dict[str, str] = {}  # rendered pages, by docs name
+        if self.lang.default:  # i18n builds the default language first
+            self.status = ""  # the status page, made once for all languages
 
     @event_priority(BEFORE_I18N)
     def _add_files(self, files: Files, *, config: MkDocsConfig) -> Files:
@@ -326,7 +329,9 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
             if target.source:
                 file.content_string = ""  # the body comes from on_page_content
             else:
-                file.content_string = self.renderer.status_markdown(self.root)
+                if not self.status:
+                    self.status = self.renderer.status_markdown(self.root)
+                file.content_string = self.status
         return files
 
     on_files = CombinedEvent(_add_files, _fill_files)
