@@ -15,9 +15,6 @@ class LiterateConfig(Config):
     # its stem: mha.py -> mha/ (English), ja/mha/, zh/mha/.
     sources = opt.ListOfItems(opt.Type(str), default=["mha.py", "train.py"])
 
-    # Where the string tables live: <translations>/<lang>/<stem>.json.
-    translations = opt.Type(str, default="translations")
-
     # The generated page that shows the translation status tables;
     # "" leaves it out.
     status_page = opt.Type(str, default="translation-status.md")

@@ -21,10 +21,10 @@ under those names before i18n runs and fills in their content after it.
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
@@ -116,21 +116,39 @@ def load_renderer(fresh: bool) -> SimpleNamespace:
         for name in [n for n in sys.modules if n.startswith("literate.")]:
             if name not in kept:
                 del sys.modules[name]
-    from literate.parse import ParseError, parse
-    from literate.render import RenderError, render_page
+    import nbformat
+
+    from literate.catalog import glossary_path, table_path
+    from literate.check import load_glossary
+    from literate.execute import execute_page
+    from literate.notebook import notebook_name, page_to_notebook
+    from literate.parse import SourceError, parse
+    from literate.render import render_page
     from literate.status import status_markdown
     from literate.tables import load_table
     from literate.translate import translate_page
 
     return SimpleNamespace(
-        # Each language's build parses the same text: once is enough.
-        parse=functools.lru_cache(maxsize=16)(parse),
-        render_page=render_page,
+        parse=parse,
+        execute_page=execute_page,
         translate_page=translate_page,
+        render_page=render_page,
+        notebook_name=notebook_name,
+        notebook_json=lambda page: nbformat.writes(page_to_notebook(page)),
+        table_path=table_path,
+        glossary_path=glossary_path,
         load_table=load_table,
+        load_glossary=load_glossary,
         status_markdown=status_markdown,
-        errors=(ParseError, RenderError, ValueError, OSError),
+        # Parse, KaTeX, example and notebook errors name the file and line.
+        errors=(SourceError, ValueError, OSError),
     )
+
+
+def renderer_stamp() -> int:
+    """When the pipeline's code last changed: the newest of literate/*.py."""
+    folder = Path(__file__).parent
+    return max(path.stat().st_mtime_ns for path in folder.glob("*.py"))
 
 
 def read_source(root: Path, source: str) -> str:
@@ -145,23 +163,29 @@ def read_source(root: Path, source: str) -> str:
         ) from err
 
 
-def table_path(root: Path, translations: str, source: str, lang: str) -> Path:
-    """The string table that translates `source` into `lang`."""
-    return root / translations / lang / f"{Path(source).stem}.json"
-
-
-def literate_page(
-    r: SimpleNamespace, root: Path, translations: str, target: Target
-) -> model.Page:
-    """Parse `target.source` and translate it into `target.lang`."""
-    source, lang = target.source, target.lang.code
+def english_page(r: SimpleNamespace, root: Path, source: str) -> model.Page:
+    """`source` parsed, with the outputs of its `#|` examples (run or cached)."""
     page = r.parse(read_source(root, source), source)
+    return r.execute_page(page, root / source)
+
+
+def translated_page(
+    r: SimpleNamespace, root: Path, english: model.Page, lang: str
+) -> model.Page:
+    """`english` in `lang`, from its string table and the language's glossary.
+
+    Without a table every section shows its English, marked untranslated.
+    """
     if lang == SOURCE_LANGUAGE:
-        return page
-    path = table_path(root, translations, source, lang)
-    # No table yet: every section shows its English, marked untranslated.
-    table = r.load_table(path) if path.exists() else {}
-    return r.translate_page(page, lang, table)
+        return english
+    table = r.table_path(root, lang, english.source)
+    glossary = r.glossary_path(root, lang)
+    return r.translate_page(
+        english,
+        lang,
+        r.load_table(table) if table.exists() else {},
+        r.load_glossary(glossary) if glossary.exists() else (),
+    )
 
 
 def search_settings(env: jinja2.Environment, lang: str) -> dict:
@@ -266,26 +290,43 @@ def static_files(
     return [File.generated(config, uri, abs_src_path=str(path)) for uri, path in pairs]
 
 
+@contextmanager
+def reported(target: Target, errors: tuple[type[Exception], ...]):
+    """Turn the pipeline's errors into mkdocs' PluginError, naming the page.
+
+    The pipeline's own messages start with `file:line:`.
+    """
+    try:
+        yield
+    except errors as err:
+        raise PluginError(
+            f"literate: {target.source} ({target.lang.code}): {err}"
+        ) from err
+
+
 class LiteratePlugin(BasePlugin[LiterateConfig]):
     """Adds the literate pages to an mkdocs-material site."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.serving = False
-        self.builds = 0
-        self.status = ""
+        self.stamp: int | None = None  # renderer_stamp() of the loaded code
+        self.status = ""  # the status page's markdown
+        self.english: dict[str, model.Page] = {}  # executed pages, by source
         # Per language: its search settings and entries, kept as each build
         # ends, written when the last one has.
         self.indexes: dict[Language, tuple[dict, list[dict]]] = {}
 
     def on_startup(self, *, command: str, dirty: bool) -> None:
-        # Defining on_startup keeps this object alive across `serve` rebuilds.
-        self.serving = command == "serve"
+        # Defining on_startup keeps this object alive across `serve` rebuilds,
+        # so an unchanged renderer is not imported again.
+        pass
 
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig:
         self.root = Path(config.config_file_path).resolve().parent
-        self.renderer = load_renderer(fresh=self.serving and self.builds > 0)
-        self.builds += 1
+        stamp = renderer_stamp()
+        if stamp != self.stamp:  # first build, or literate/ was edited
+            self.renderer = load_renderer(fresh=self.stamp is not None)
+            self.stamp = stamp
         return config
 
     def on_pre_build(self, *, config: MkDocsConfig) -> None:
@@ -297,9 +338,11 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
         self.targets = page_targets(
             self.config.sources, self.langs, self.config.status_page
         )
-        self.bodies: dict[str, str] = {}  # rendered pages, by docs name
-        if self.lang.default:  # i18n builds the default language first
-            self.status = ""  # the status page, made once for all languages
+        self.pages: dict[str, model.Page] = {}  # this language's, by docs name
+        self.bodies: dict[str, str] = {}  # their HTML
+        if self.lang.default:  # i18n builds the default language first:
+            self.status = ""  # made once for all languages,
+            self.english = {}  # and so are the parsed and executed sources
 
     @event_priority(BEFORE_I18N)
     def _add_files(self, files: Files, *, config: MkDocsConfig) -> Files:
@@ -322,42 +365,58 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
 
     @event_priority(AFTER_I18N)
     def _fill_files(self, files: Files, *, config: MkDocsConfig) -> Files:
-        for file in files.documentation_pages():
+        for file in list(files.documentation_pages()):
             target = self.targets.get(file.src_uri)
             if target is None:
                 continue
-            if target.source:
-                file.content_string = ""  # the body comes from on_page_content
-            else:
+            if not target.source:
                 if not self.status:
                     self.status = self.renderer.status_markdown(self.root)
                 file.content_string = self.status
+                continue
+            file.content_string = ""  # the body comes from on_page_content
+            with reported(target, self.renderer.errors):
+                page = self.literate_page(target)
+                notebook = self.renderer.notebook_json(page)
+            self.pages[file.src_uri] = page
+            uri = self.lang.prefix + self.renderer.notebook_name(target.source)
+            files.append(File.generated(config, uri, content=notebook))
         return files
 
     on_files = CombinedEvent(_add_files, _fill_files)
 
+    def literate_page(self, target: Target) -> model.Page:
+        """The page of `target`: parsed, run and translated."""
+        source = target.source
+        if source not in self.english:
+            self.english[source] = english_page(self.renderer, self.root, source)
+        return translated_page(
+            self.renderer, self.root, self.english[source], target.lang.code
+        )
+
     def on_page_markdown(
         self, markdown: str, *, page: Page, config: MkDocsConfig, files: Files
     ) -> str:
-        target = self.targets.get(page.file.src_uri)
-        if target is None or not target.source:
+        lit = self.pages.get(page.file.src_uri)
+        if lit is None:
             return markdown
-        source, lang = target.source, target.lang.code
+        target = self.targets[page.file.src_uri]
         if self.config.source_url:
-            link = self.config.source_url.replace("{path}", source)
+            source_url = self.config.source_url.replace("{path}", lit.source)
         else:
-            link = get_relative_url(f"{SOURCE_DIR}/{source}", page.url)
-        r = self.renderer
-        try:
-            lit = literate_page(r, self.root, self.config.translations, target)
-            self.bodies[page.file.src_uri] = r.render_page(lit, source_url=link)
-        except r.errors as err:
-            raise PluginError(f"literate: {source} ({lang}): {err}") from err
+            source_url = get_relative_url(f"{SOURCE_DIR}/{lit.source}", page.url)
+        notebook = self.lang.prefix + self.renderer.notebook_name(lit.source)
+        with reported(target, self.renderer.errors):
+            self.bodies[page.file.src_uri] = self.renderer.render_page(
+                lit,
+                source_url=source_url,
+                notebook_url=get_relative_url(notebook, page.url),
+            )
         page.meta["title"] = lit.title
         if lit.summary:
             page.meta["description"] = lit.summary
         page.meta["hide"] = ["navigation", "toc"]  # the two columns need the width
-        page.meta["literate"] = source  # overrides/main.html links KaTeX's CSS
+        page.meta["literate"] = lit.source  # overrides/main.html links KaTeX's CSS
         return markdown
 
     def on_page_content(
