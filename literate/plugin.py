@@ -1,14 +1,16 @@
 """The mkdocs plugin: one side-by-side page per literate source and language.
 
-A thin adapter. `literate.parse`, `literate.translate` and `literate.render`
-make a page; the plain functions in this file choose names, paths and search
-settings; the plugin class only hands their results to mkdocs:
+A thin adapter. `literate.parse`, `.execute`, `.translate`, `.render` and
+`.notebook` make a page; the plain functions in this file choose names, paths
+and search settings; the plugin class only hands their results to mkdocs:
 
-    on_files           add a page per source and language, the translation
-                       status page, the KaTeX stylesheet and fonts, and the
-                       sources themselves (the pages link to them)
-    on_page_markdown   give a generated page its title, description and the
-                       wide layout (no navigation or table of contents)
+    on_files           add a page per source and language (parsed, its `#|`
+                       examples run, translated), its notebook, the
+                       translation status page, the KaTeX stylesheet and
+                       fonts, and the sources themselves (pages link to them)
+    on_page_markdown   render a generated page; give it its title,
+                       description and the wide layout (no navigation or
+                       table of contents)
     on_page_content    replace its empty body with the rendered sections
     on_post_page       point a translated page's search at its own index
     on_post_build      write one search index per language
