@@ -222,7 +222,7 @@ def _math_span(text: str, i: int) -> tuple[int, int, str] | None:
             return (i, i + 2, "")
         return (i, end + 2, "display_math")
     nxt = text[i + 1 : i + 2]
-    if not nxt or nxt.isspace() or _PRICE.match(text, i):
+    if not nxt or nxt.isspace() or (_PRICE.match(text, i) and not _is_tex(text, i)):
         return None
     j = i + 1
     while True:
@@ -232,6 +232,15 @@ def _math_span(text: str, i: int) -> tuple[int, int, str] | None:
         if _closes_math(text, j):
             return (i, j + 1, "math")
         j += 1
+
+
+def _is_tex(text: str, i: int) -> bool:
+    """A price-like `$0, 1, \\ldots$` is math after all: the next `$` on its
+    line closes it and what lies between has TeX in it (`\\`, `^`, `_`, `{`)."""
+    j = text.find("$", i + 1)
+    if j < 0 or "\n" in text[i:j] or not _closes_math(text, j):
+        return False
+    return any(c in text[i + 1 : j] for c in "\\^_{")
 
 
 def _closes_math(text: str, j: int) -> bool:

@@ -43,6 +43,8 @@ SPAN_CASES = [
     (r"Scale by $\sqrt{d_k}$ now.", [("math", r"$\sqrt{d_k}$")]),
     ("Batch size $32$ and $2^k$.", [("math", "$32$"), ("math", "$2^k$")]),
     ("It costs $5 and $10, or $3.50.", []),
+    (r"positions $0, 1, \ldots$ in order", [("math", r"$0, 1, \ldots$")]),
+    ("costs $5, and $x$", [("math", "$x$")]),
     ("A literal \\$x$ stays text.", []),
     ("x $ y $ z, and a $b$5 too", []),
     ("a `$x$` b", [("code", "`$x$`")]),
