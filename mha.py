@@ -138,21 +138,39 @@ def scaling_experiment(
 
 def format_scaling_table(rows: list[ScalingRow]) -> str:
     """The experiment as a Markdown table."""
-    lines = [
-        "| d_k | Var(q·k) | Var(q·k/√d_k) | max p, raw | max p, scaled "
-        "| ‖∂p/∂s‖, raw | ‖∂p/∂s‖, scaled |",
-        "|---:|---:|---:|---:|---:|---:|---:|",
+    header = ["d_k", "Var(q·k)", "Var(q·k/√d_k)", "max p", "max p, scaled"]
+    header += ["‖∂p/∂s‖", "‖∂p/∂s‖, scaled"]
+    cells = [
+        [f"{r.d_k}", f"{r.var_raw:.1f}", f"{r.var_scaled:.2f}"]
+        + [f"{r.peak_raw:.3f}", f"{r.peak_scaled:.3f}"]
+        + [f"{r.grad_raw:.3f}", f"{r.grad_scaled:.3f}"]
+        for r in rows
     ]
-    for r in rows:
-        lines.append(
-            f"| {r.d_k} | {r.var_raw:.1f} | {r.var_scaled:.2f} "
-            f"| {r.peak_raw:.3f} | {r.peak_scaled:.3f} "
-            f"| {r.grad_raw:.3f} | {r.grad_scaled:.3f} |"
-        )
-    return "\n".join(lines)
+    return markdown_table(header, cells, align="rrrrrrr")
 
 
-# Measured when this page was built (`samples` = 1000 per width):
+# Both tables pad their columns to one width, so that their Markdown reads
+# as a table as it is, in a terminal or on this page.
+
+
+def markdown_table(header: list[str], rows: list[list[str]], align: str) -> str:
+    """A Markdown table; `align` holds "l" or "r" for each column."""
+    columns = zip(header, *rows, strict=True)
+    widths = [max(len(cell) for cell in column) for column in columns]
+
+    def line(cells: list[str]) -> str:
+        padded = [
+            cell.ljust(width) if side == "l" else cell.rjust(width)
+            for cell, width, side in zip(cells, widths, align, strict=True)
+        ]
+        return "| " + " | ".join(padded) + " |"
+
+    end = {"l": "-", "r": ":"}  # `---:` aligns a column to the right
+    rule = ["-" * (w - 1) + end[side] for w, side in zip(widths, align, strict=True)]
+    return "\n".join([line(header), line(rule), *map(line, rows)])
+
+
+# Measured when this page was built, with the defaults above:
 
 #| print(format_scaling_table(scaling_experiment()))
 
@@ -690,15 +708,11 @@ def check_against_pytorch(seed: int = 0) -> list[CheckRow]:
 
 def format_check_table(rows: list[CheckRow]) -> str:
     """The comparison as a Markdown table of largest absolute differences."""
-    lines = [
-        "| case | fast path | explicit path | weights |",
-        "|---|---:|---:|---:|",
+    header = ["case", "fast path", "explicit path", "weights"]
+    cells = [
+        [r.case, f"{r.fast:.1e}", f"{r.explicit:.1e}", f"{r.weights:.1e}"] for r in rows
     ]
-    for r in rows:
-        lines.append(
-            f"| {r.case} | {r.fast:.1e} | {r.explicit:.1e} | {r.weights:.1e} |"
-        )
-    return "\n".join(lines)
+    return markdown_table(header, cells, align="lrrr")
 
 
 #| print(format_check_table(check_against_pytorch()))
