@@ -19,6 +19,7 @@ import sys
 import threading
 from pathlib import Path
 
+import numpy as np
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import sync_playwright
@@ -423,6 +424,125 @@ def test_english_original_reveals_and_selector_switches_language(
     assert tab.errors == []
 
 
+# --- outputs of the `#|` examples, and the notebooks --------------------------
+
+# Every `.lit-output` of a page: where it is, what it shows, and whether its
+# image loaded.
+OUTPUT_FACTS = """() => [...document.querySelectorAll('.lit-output')].map(o => {
+  const section = o.closest('.lit-section');
+  const code = section.querySelector('.lit-code .highlight');
+  const img = o.querySelector('img');
+  const bottom = el => el.getBoundingClientRect().bottom + scrollY;
+  return {
+    section: section.id,
+    kind: img ? 'image' : 'text',
+    shown: img ? img.alt : o.textContent.trim(),
+    loaded: img ? img.complete && img.naturalWidth > 0 : true,
+    top: o.getBoundingClientRect().top + scrollY,
+    codeBottom: code ? bottom(code) : null,
+  };
+})"""
+
+
+@functools.cache
+def reference_page(source: str, lang: str):
+    """`source` in `lang` as the plugin makes it: parsed, run (cached), translated."""
+    r = plugin.load_renderer(fresh=False)
+    english = plugin.english_page(r, ROOT, source)
+    return plugin.translated_page(r, ROOT, english, lang)
+
+
+@in_browser
+@pytest.mark.parametrize(("lang", "name"), GENERATED)
+def test_outputs_appear_under_the_code_that_made_them(site, tabs, lang, name):
+    """What each example showed, in order, below its section's code."""
+    expected = [
+        (s.anchor, o.kind, o.text.strip() if o.kind == "text" else o.alt)
+        for s in reference_page(SOURCES[name], lang).sections
+        for o in s.outputs
+    ]
+    page = tabs["wide"].open(LANGS[lang] + name)
+    found = page.evaluate(OUTPUT_FACTS)
+    assert [(f["section"], f["kind"], f["shown"]) for f in found] == expected
+    for n, output in enumerate(found):
+        assert output["loaded"], f"#{output['section']}: image did not load"
+        if output["codeBottom"] is not None:
+            assert output["top"] >= output["codeBottom"] - 1, "output above code"
+        shot = SHOTS / f"{lang}-{Path(name).stem}-output-{n}.png"
+        page.locator(".lit-output").nth(n).screenshot(path=shot)
+    if name == "mha.html":  # the issue asks for a table and two figures there
+        assert {f["kind"] for f in found} == {"text", "image"}
+        assert len(found) >= 3
+
+
+# The colour behind an element: that of its first ancestor that has one.
+BACKGROUND = """el => {
+  for (; el; el = el.parentElement) {
+    const colour = getComputedStyle(el).backgroundColor;
+    if (colour !== 'transparent' && !/rgba\\(.*, 0\\)$/.test(colour)) return colour;
+  }
+  return 'rgb(255, 255, 255)';
+}"""
+
+
+def luminance(rgb) -> np.ndarray:
+    """Relative brightness (0 to 1) of RGB values in the last axis."""
+    return np.asarray(rgb, dtype=float)[..., :3] @ [0.2126, 0.7152, 0.0722] / 255
+
+
+@in_browser
+def test_figures_read_in_the_dark_theme(browser, server):
+    """On the dark page a figure has no light box: the page shows through."""
+    from PIL import Image
+
+    context = browser.new_context(viewport=WIDE, color_scheme="dark")
+    try:
+        page = context.new_page()
+        page.goto(server + "mha.html", wait_until="load")
+        assert page.evaluate("document.body.dataset.mdColorScheme") == "slate"
+        figures = page.locator(".lit-output img")
+        assert figures.count() >= 2
+        for n in range(figures.count()):
+            figure = figures.nth(n)
+            behind = luminance(
+                [int(v) for v in re.findall(r"\d+", figure.evaluate(BACKGROUND))][:3]
+            )
+            shot = SHOTS / f"en-mha-dark-figure-{n}.png"
+            figure.screenshot(path=shot)
+            light = luminance(np.asarray(Image.open(shot).convert("RGB"))).ravel()
+            # Most of a figure is its background: it must be the page's own.
+            assert np.median(light) == pytest.approx(behind, abs=0.05), shot.name
+            # And something is drawn on it, clearly brighter than the page.
+            assert np.mean(light > behind + 0.2) > 0.01, f"{shot.name} looks empty"
+    finally:
+        context.close()
+
+
+@in_browser
+@pytest.mark.parametrize(("lang", "name"), GENERATED)
+def test_the_notebook_link_downloads_the_pages_notebook(tabs, lang, name):
+    import nbformat
+
+    from literate.notebook import page_to_notebook
+
+    tab = tabs["wide"]
+    page = tab.open(LANGS[lang] + name)
+    link = page.locator(".lit-source a[download]")
+    assert link.count() == 1
+    response = tab.context.request.get(link.evaluate("a => a.href"))
+    assert response.ok
+    notebook = nbformat.reads(response.text(), as_version=4)
+    nbformat.validate(notebook)
+    expected = page_to_notebook(reference_page(SOURCES[name], lang))
+    assert notebook == expected
+    if lang != "en":  # translated prose, the same code
+        english = page_to_notebook(reference_page(SOURCES[name], "en"))
+        markdown = [c.source for c in notebook.cells if c.cell_type == "markdown"]
+        assert markdown != [
+            c.source for c in english.cells if c.cell_type == "markdown"
+        ]
+
+
 # --- the plugin's plain functions, and its errors, without a browser ----------
 
 EN, JA = plugin.Language("en", True), plugin.Language("ja", False)
@@ -479,25 +599,83 @@ def test_a_fresh_renderer_runs_the_edited_code():
     assert renderer.parse is after.parse
 
 
-@pytest.mark.slow
-def test_a_broken_source_fails_the_build_naming_file_and_line(tmp_path):
-    (tmp_path / "docs").mkdir()
-    (tmp_path / "docs" / "index.md").write_text("# Home\n", encoding="utf-8")
-    (tmp_path / "broken.py").write_text(
-        '"""A page."""\n\n# Prose.\nx = (1,\n', encoding="utf-8"
-    )
+def build_small_site(folder: Path, name: str, source: str, out: str = "out"):
+    """Build a site of one literate source (no translations) in `folder`."""
+    (folder / "docs").mkdir(exist_ok=True)
+    (folder / "docs" / "index.md").write_text("# Home\n", encoding="utf-8")
+    (folder / name).write_text(source, encoding="utf-8")
     katex = ROOT / "node_modules" / "katex" / "dist"
-    (tmp_path / "mkdocs.yml").write_text(
+    (folder / "mkdocs.yml").write_text(
         "site_name: t\ntheme: {name: material, font: false}\n"
-        "plugins:\n  - literate:\n      sources: [broken.py]\n"
+        f"plugins:\n  - literate:\n      sources: [{name}]\n"
         f"      status_page: ''\n      katex: {katex}\n",
         encoding="utf-8",
     )
-    command = [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", "out"]
+    command = [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", out]
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
-    done = subprocess.run(
-        command, cwd=tmp_path, env=env, capture_output=True, text=True
+    return subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True)
+
+
+@pytest.mark.slow
+def test_a_broken_source_fails_the_build_naming_file_and_line(tmp_path):
+    done = build_small_site(
+        tmp_path, "broken.py", '"""A page."""\n\n# Prose.\nx = (1,\n'
     )
     assert done.returncode != 0
     assert re.search(r"broken\.py:\d+", done.stderr), done.stderr
     assert not (tmp_path / "out" / "broken.html").exists()
+
+
+# Each example writes its name to ran.log when it runs.
+EXAMPLES = """\"\"\"Two examples.\"\"\"
+
+
+def note(name):
+    with open("ran.log", "a") as f:
+        f.write(name + "\\n")
+
+
+# The first.
+def one():
+    note("one")
+    return 1
+
+
+#| one()
+
+# The second.
+def two():
+    note("two")
+    return 2
+
+
+#| two()
+"""
+
+
+@pytest.mark.slow
+def test_builds_run_only_the_examples_whose_code_changed(tmp_path):
+    def build(source: str, out: str = "out") -> str:
+        done = build_small_site(tmp_path, "ex.py", source, out)
+        assert done.returncode == 0, done.stderr
+        return (tmp_path / out / "ex" / "index.html").read_text(encoding="utf-8")
+
+    def ran() -> list[str]:
+        return (tmp_path / "ran.log").read_text().split()
+
+    html = build(EXAMPLES)
+    assert ran() == ["one", "two"]
+    assert re.findall(r"lit-output.*?<code>(\d)</code>", html, re.S) == ["1", "2"]
+    assert build(EXAMPLES) == html  # nothing ran, the same page
+    assert ran() == ["one", "two"]
+    html = build(EXAMPLES.replace("return 2", "return 2 + 20"))
+    assert ran() == ["one", "two", "two"]
+    assert re.findall(r"lit-output.*?<code>(\d+)</code>", html, re.S) == ["1", "22"]
+    # A failing example fails the build with its line and traceback.
+    broken = EXAMPLES.replace("return 1", "return 1 / 0")
+    done = build_small_site(tmp_path, "ex.py", broken, "broken")
+    assert done.returncode != 0
+    line = broken.split("\n").index("#| one()") + 1
+    assert f"ex.py:{line}: `one()` raised" in done.stderr
+    assert "ZeroDivisionError" in done.stderr
+    assert not (tmp_path / "broken" / "ex" / "index.html").exists()
