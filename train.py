@@ -96,15 +96,15 @@ class Config:
     dropout: float = 0.0  # probability of zeroing an activation in training
     # The optimisation.
     batch_size: int = 16  # sequences per step, over all processes
-    steps: int = 3000  # optimizer updates in the whole run
-    lr: float = 2e-3  # peak learning rate
-    min_lr: float = 2e-4  # learning rate at the end of the decay
+    steps: int = 1800  # optimizer updates in the whole run
+    lr: float = 3e-3  # peak learning rate
+    min_lr: float = 3e-4  # learning rate at the end of the decay
     warmup: int = 100  # steps of linear warmup from 0 to lr
     weight_decay: float = 0.1  # AdamW decay, applied to weight matrices only
     beta2: float = 0.99  # AdamW's decay of the squared-gradient average
     grad_clip: float = 1.0  # largest gradient norm; 0 = no clipping
     # Evaluation, records and checkpoints.
-    eval_interval: int = 250  # steps between evaluations and checkpoints
+    eval_interval: int = 200  # steps between evaluations and checkpoints
     eval_batches: int = 20  # batches per split in an evaluation
     log_interval: int = 10  # steps between records of the training loss
     out: str = "out/cpu"  # folder for the checkpoint, metrics and loss curve
@@ -118,12 +118,12 @@ class Config:
 
     # A wrong value fails here, naming the field, rather than deep in a run.
     def __post_init__(self):
-        for name in ("n_layer", "n_head", "d_model", "context", "batch_size"):
+        counts = ("n_layer", "n_head", "d_model", "context", "batch_size", "steps")
+        for name in counts + ("eval_interval", "eval_batches", "log_interval"):
             if getattr(self, name) < 1:
                 raise ValueError(f"--{name} must be >= 1, got {getattr(self, name)}")
-        for name in ("steps", "eval_interval", "eval_batches", "log_interval"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"--{name} must be >= 1, got {getattr(self, name)}")
+        if self.warmup < 0 or self.threads < 0:
+            raise ValueError("--warmup and --threads must be >= 0")
         if self.d_model % self.n_head:
             raise ValueError(
                 f"--d_model {self.d_model} must be divisible by --n_head {self.n_head}"
@@ -423,6 +423,32 @@ def checkpoint(model, optimizer, cfg, vocab, step, seconds, rng) -> dict:
 # A checkpoint can continue only a run of the same model on the same text.
 SAME_MODEL = ("data", "n_layer", "n_head", "d_model", "context")
 
+# ## One step
+#
+# One update of the weights from a batch: inputs `x` and targets `y`, both
+# `[B, T]`.
+
+
+def train_step(model, optimizer, x, y, cfg: Config) -> torch.Tensor:
+    # Forward: logits `[B, T, V]` at every position of every window, and the
+    # mean cross-entropy of the true next characters,
+    # $-\frac{1}{BT}\sum_{b,t} \log p(y_{b,t} \mid x_{b,\le t})$, in nats.
+    with autocast(cfg, x.device):
+        logits = model(x)
+    loss = F.cross_entropy(logits.flatten(0, 1).float(), y.flatten())
+    # Backward: the gradient of the loss for every parameter. In a distributed
+    # run, DDP averages it over the processes while it is computed.
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    # If the gradient's norm exceeds `grad_clip`, scale it down to that norm,
+    # so that one unlucky batch cannot throw the weights far.
+    if cfg.grad_clip > 0:
+        nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+    # Move each weight against its gradient, by AdamW's rule.
+    optimizer.step()
+    return loss.detach()
+
+
 # ## Training
 #
 # First the setup: processes and device, data, model and optimizer, all
@@ -478,33 +504,19 @@ def train(cfg: Config) -> dict:
             lr = learning_rate(step, cfg)
             for group in optimizer.param_groups:
                 group["lr"] = lr
-            # 2. Forward: logits `[B, T, V]` at every position of every
-            # window, and the mean cross-entropy of the true next characters,
-            # $-\frac{1}{BT}\sum_{b,t} \log p(y_{b,t} \mid x_{b,\le t})$.
+            # 2. A batch, and one update of the weights with it.
             x, y = get_batch(splits["train"], cfg, batches, rank, world)
-            with autocast(cfg, device):
-                logits = trained(x)
-            loss = F.cross_entropy(logits.flatten(0, 1).float(), y.flatten())
-            # 3. Backward: the gradient of the loss for every parameter,
-            # averaged over the processes by DDP.
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            # 4. If the gradient's norm exceeds `grad_clip`, scale it down to
-            # that norm, so one unlucky batch cannot throw the weights far.
-            if cfg.grad_clip > 0:
-                nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-            # 5. Update the weights.
-            optimizer.step()
+            loss = train_step(trained, optimizer, x, y, cfg)
             done = step + 1
-            # 6. Every `log_interval` steps, record the mean batch loss. Reading
+            # 3. Every `log_interval` steps, record the mean batch loss. Reading
             # a number off the device waits for it, so it happens only here.
-            running += loss.detach()
+            running += loss
             if done % cfg.log_interval == 0:
                 mean = mean_over_processes(running / cfg.log_interval, world)
                 running.zero_()
                 metrics.add(step=done, loss=mean, lr=lr)
                 tracker.save(done, {"loss": mean})
-            # 7. Every `eval_interval` steps and at the end: evaluate, then
+            # 4. Every `eval_interval` steps and at the end: evaluate, then
             # write the checkpoint, the metrics and the loss curve.
             if done % cfg.eval_interval == 0 or done == cfg.steps:
                 losses = evaluate(model, splits, cfg, rank, world)
@@ -541,22 +553,23 @@ def next_token(logits, temperature: float, top_k: int | None, rng) -> int:
 
 
 # Without a cache, each new character runs the model over the whole window
-# again: $O(T)$ positions, each attending to up to $T$ others. With the
-# key/value caches of `mha.py`, each block keeps the keys and values of the
-# positions already seen, and a new character costs one position's work,
-# attending to the cached ones: $O(T)$ in all.
+# again: the projections and feed-forward networks of all $T$ positions, and
+# attention among them, $O(T^2)$. With the key/value caches of `mha.py`, each
+# block keeps the keys and values of the positions it has seen, so a new
+# character costs the work of one position and its attention over the cached
+# ones, $O(T)$.
 #
-# The window cannot slide one character at a time past `context`, because the
-# position embeddings are absolute and every cached key was computed at its
-# old position. When the window is full we *re-encode*: empty the caches and
-# run the last `keep` characters (half the context by default) as a fresh
-# prompt at positions $0, 1, \ldots$. That costs `keep` positions once every
-# `context - keep + 1` characters, a bounded amount per character. Without the
-# cache the same windows are recomputed whole, so both ways see the same
-# windows and, with the same seed, write the same text.
+# The window cannot slide one character at a time past `context`: position
+# embeddings are absolute, and every cached key was computed at its old
+# position. When the window is full we *re-encode*: empty the caches and run
+# the last `keep` characters as a fresh prompt, at positions $0, 1, \ldots$.
+# That costs `keep` positions once every `context - keep + 1` characters, a
+# bounded amount per character. Without the cache the same windows are
+# recomputed whole, so both ways see the same windows and, with the same seed,
+# write the same text.
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def generate(
     model: CharTransformer,
     prompt: torch.Tensor,
@@ -569,6 +582,8 @@ def generate(
     keep: int | None = None,
 ) -> Iterator[int]:
     """Yield `tokens` new ids continuing `prompt` (1-D ids), one at a time."""
+    if len(prompt) == 0:
+        raise ValueError("generate: the prompt must hold at least one id")
     model.eval()
     device = next(model.parameters()).device
     keep = keep or max(1, model.context // 2)

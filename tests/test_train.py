@@ -456,6 +456,7 @@ def test_data_file_not_found_or_not_utf8(in_tmp):
         train.main(["--data", "bin.txt"])
 
 
+@pytest.mark.slow
 def test_sample_command_prints_the_prompt_and_continuation(in_tmp, small_text):
     train.main(["--preset", "tiny", "--threads", "1", "--data", str(small_text),
                 "--steps", "20", "--out", "out/t"])  # fmt: skip

@@ -157,6 +157,8 @@ def parse_sample(argv: Sequence[str]) -> argparse.Namespace:
     args = parser.parse_args(list(argv))
     if args.temperature <= 0:
         parser.error(f"--temperature must be > 0, got {args.temperature}")
+    if not args.prompt:
+        parser.error("--prompt must not be empty")
     if args.tokens < 0 or args.top_k < 0:
         parser.error("--tokens and --top-k must be >= 0")
     return args
