@@ -44,6 +44,9 @@ import os
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
+# The rest of the imports: PyTorch, labml, our attention module `mha.py`, and
+# the plumbing in `trainkit/`.
+
 import math
 import sys
 import time
@@ -114,7 +117,7 @@ class Config:
     threads: int = 0  # CPU threads per process; 0 = the cores idle at start
     bf16: bool = False  # bfloat16 autocast for the forward pass
     compile: bool = False  # torch.compile the model
-    seed: int = 1337  # seeds the weights, the batches and dropout
+    seed: int = 1337  # seeds weights, batches, dropout (exact for equal threads)
 
     # A wrong value fails here, naming the field, rather than deep in a run.
     def __post_init__(self):
@@ -417,6 +420,7 @@ def checkpoint(model, optimizer, cfg, vocab, step, seconds, rng) -> dict:
         "config": asdict(cfg),
         "vocab": vocab.chars,
         "rng": rng,
+        "threads": torch.get_num_threads(),
     }
 
 
@@ -451,26 +455,33 @@ def train_step(model, optimizer, x, y, cfg: Config) -> torch.Tensor:
 
 # ## Training
 #
-# First the setup: processes and device, data, model and optimizer, all
-# restored from the checkpoint with `--resume`.
+# First the setup. The processes: one, or those `torchrun` started; the
+# device; the threads. Only the main process prints.
 
 
 def train(cfg: Config) -> dict:
     procs = start_processes(cfg.device, cfg.threads, cfg.batch_size)
     rank, world, device = procs.rank, procs.world, procs.device
     say = print if procs.main else lambda *args: None
+    # The text as ids, on the device, split in two.
     text, name = read_text(cfg.data, ROOT / "data")
     vocab = Vocab.of(text)
     data = vocab.encode(text, name).to(device)
     splits = dict(zip(("train", "val"), split(data, cfg, name), strict=True))
     say(f"{name}: {len(text):,} characters, a vocabulary of {len(vocab)}")
+    # The model, its optimizer and the batch generator, all seeded; then
+    # dropout's generator, which differs between processes.
     torch.manual_seed(cfg.seed)
     model = CharTransformer(cfg, len(vocab)).to(device)
     optimizer = make_optimizer(model, cfg)
     batches = torch.Generator().manual_seed(cfg.seed)
-    torch.manual_seed(cfg.seed + rank)  # dropout differs between processes
+    torch.manual_seed(cfg.seed + rank)
+    # A new run, or `--resume`: everything the loop reads comes back from the
+    # checkpoint, and the metrics written after it are dropped.
     out = Path(cfg.out)
     start, elapsed, metrics = 0, 0.0, Metrics(out / "metrics.jsonl")
+    if not cfg.resume and (out / "ckpt.pt").exists():
+        say(f"{out / 'ckpt.pt'}: replaced by this run (--resume would continue it)")
     if cfg.resume:
         state = load_checkpoint(out / "ckpt.pt", device)
         check_resumable(out / "ckpt.pt", state["config"], asdict(cfg), SAME_MODEL)
@@ -479,6 +490,8 @@ def train(cfg: Config) -> dict:
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
         restore_random_states(state["rng"], batches, rank, world)
+        if cfg.threads == 0 and device.type == "cpu" and "threads" in state:
+            torch.set_num_threads(state["threads"])  # the same sums as before
         start, elapsed = state["step"], state["elapsed"]
         metrics = Metrics.resume(metrics.path, start)
         say(f"resuming from {out / 'ckpt.pt'} at step {start}")
@@ -516,12 +529,13 @@ def train(cfg: Config) -> dict:
                 running.zero_()
                 metrics.add(step=done, loss=mean, lr=lr)
                 tracker.save(done, {"loss": mean})
-            # 4. Every `eval_interval` steps and at the end: evaluate, then
-            # write the checkpoint, the metrics and the loss curve.
+            # 4. Every `eval_interval` steps and at the end, evaluate.
             if done % cfg.eval_interval == 0 or done == cfg.steps:
                 losses = evaluate(model, splits, cfg, rank, world)
                 seconds = time.perf_counter() - began
                 metrics.add(step=done, **losses, time=round(seconds, 2))
+                # Then the main process writes the checkpoint, the metrics
+                # and the loss curve, and prints the line.
                 rng = random_states(batches, world)
                 if procs.main:
                     state = checkpoint(model, optimizer, cfg, vocab, done, seconds, rng)
@@ -587,6 +601,8 @@ def generate(
     model.eval()
     device = next(model.parameters()).device
     keep = keep or max(1, model.context // 2)
+    # `seq` is the text so far; the model sees its last `window` ids. With
+    # the cache, only the `new` ones are run: the cache holds the rest.
     seq = prompt.tolist()[-model.context :]
     window, new = len(seq), seq
     caches = model.new_caches(1) if use_cache else None
@@ -596,6 +612,8 @@ def generate(
         token = next_token(logits, temperature, top_k, rng)
         yield token
         seq.append(token)
+        # A full window restarts from its last `keep` ids; otherwise it grows
+        # by the new one.
         if window == model.context:
             window, new = keep, seq[-keep:]
             for cache in caches or []:

@@ -402,6 +402,8 @@ def test_cli_overrides_fields_of_the_preset():
         (["--n_layer", "six"], "--n-layer: invalid int value: 'six'"),
         (["--d_model", "100", "--n_head", "3"], "divisible by --n_head 3"),
         (["--preset", "huge"], "invalid choice: 'huge'"),
+        (["--device", "gpu"], "--device must be auto, cpu or cuda, not 'gpu'"),
+        (["--steps", "0"], "--steps must be >= 1, got 0"),
     ],
 )
 def test_cli_rejects_bad_configuration(args, message, capsys):
@@ -466,3 +468,16 @@ def test_sample_command_prints_the_prompt_and_continuation(in_tmp, small_text):
     assert again.stdout == result.stdout
     bad = run_script("sample", "--prompt", "ROMEO{", cwd=in_tmp, check=False)
     assert bad.returncode == 1 and "'{'" in bad.stderr and "Traceback" not in bad.stderr
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
+def test_cuda_requested_without_cuda(in_tmp):
+    with pytest.raises(SystemExit, match="--device cuda: no CUDA device"):
+        train.main(["--preset", "tiny", "--device", "cuda"])
+
+
+def test_resume_refuses_another_model(in_tmp, small_text):
+    args = ["--preset", "tiny", "--threads", "1", "--data", str(small_text)]
+    train.main([*args, "--steps", "20", "--out", "run"])
+    with pytest.raises(SystemExit, match="n_layer=2 there, 3 now"):
+        train.main([*args, "--out", "run", "--resume", "--n_layer", "3"])
