@@ -592,11 +592,18 @@ def test_a_translated_page_searches_from_its_language_folder():
 
 def test_a_fresh_renderer_runs_the_edited_code():
     plugin.load_renderer(fresh=False)
-    before = sys.modules["literate.parse"]
-    renderer = plugin.load_renderer(fresh=True)
-    after = sys.modules["literate.parse"]
-    assert after is not before
-    assert renderer.parse is after.parse
+    # The re-import replaces modules that other tests' imports still hold
+    # (an exception class imported before would no longer match): put the
+    # originals back afterwards.
+    saved = {n: m for n, m in sys.modules.items() if n.startswith("literate.")}
+    try:
+        before = sys.modules["literate.parse"]
+        renderer = plugin.load_renderer(fresh=True)
+        after = sys.modules["literate.parse"]
+        assert after is not before
+        assert renderer.parse is after.parse
+    finally:
+        sys.modules.update(saved)
 
 
 def build_small_site(folder: Path, name: str, source: str, out: str = "out"):
