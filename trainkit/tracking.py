@@ -69,13 +69,29 @@ class Screen(Destination):
 
 def install_screen() -> Screen:
     """Route labml's output through a `Screen` (replacing its console)."""
-    logger = logger_singleton()
+    logger = _labml_logger()
     screen = Screen()
     # labml 0.5.3 keeps its destinations in a private list; on another
     # version without it we leave labml's own console in place.
     if hasattr(logger, "_Logger__destinations"):
         logger._Logger__destinations = [screen]
     return screen
+
+
+def _labml_logger():
+    """labml's logger, made as outside a notebook.
+
+    In a Jupyter kernel labml 0.5.3 gives it a notebook destination whose
+    import fails with IPython 9 (`IPython.core.display.display` is gone).
+    `install_screen` replaces the destinations anyway.
+    """
+    from labml.internal.logger.destinations import factory
+
+    detect, factory.is_ipynb = factory.is_ipynb, lambda: False
+    try:
+        return logger_singleton()
+    finally:
+        factory.is_ipynb = detect
 
 
 @contextlib.contextmanager
