@@ -52,10 +52,21 @@ class Metrics:
 
 
 def plot_losses(metrics: Metrics, path: Path, title: str = "") -> None:
-    """Training-batch loss, and evaluated train and validation loss, by step."""
+    """`loss_figure` written to the PNG file `path` (atomically)."""
     import matplotlib
 
     matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig = loss_figure(metrics, title)
+    tmp = Path(path).with_name(Path(path).name + ".tmp.png")
+    fig.savefig(tmp)
+    plt.close(fig)
+    os.replace(tmp, path)
+
+
+def loss_figure(metrics: Metrics, title: str = ""):
+    """Training-batch loss, and evaluated train and validation loss, by step."""
     import matplotlib.pyplot as plt
 
     batches = [r for r in metrics.records if "loss" in r]
@@ -83,7 +94,4 @@ def plot_losses(metrics: Metrics, path: Path, title: str = "") -> None:
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()
-    tmp = Path(path).with_name(Path(path).name + ".tmp.png")
-    fig.savefig(tmp)
-    plt.close(fig)
-    os.replace(tmp, path)
+    return fig
