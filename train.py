@@ -74,7 +74,7 @@ from trainkit.checkpoints import (
 from trainkit.cli import parse_config, parse_sample
 from trainkit.corpus import read_text
 from trainkit.machine import mean_over_processes, start_processes
-from trainkit.records import Metrics, plot_losses
+from trainkit.records import Metrics, loss_figure, plot_losses
 from trainkit.tracking import labml_run
 
 ROOT = Path(__file__).resolve().parent
@@ -657,6 +657,44 @@ def sample(argv: Sequence[str]) -> None:
         print(vocab.chars[token], end="", flush=True)
     print()
 
+
+# ## A recorded run
+#
+# Training the `cpu` preset takes minutes, more than building this page may
+# spend, so the sample and the loss curve below are not computed when the
+# page is built: they are the files of one recorded run, committed under
+# `runs/cpu/` (its `README.md` says on what machine, and how long it took),
+# made from the repository root with
+#
+# ```
+# python train.py
+# python train.py sample --checkpoint out/cpu/ckpt.pt --prompt "ROMEO:" \
+#     --tokens 500 --seed 0
+# ```
+#
+# The curve shows the loss of each training batch, and at each evaluation
+# the loss on training and on validation text; the validation loss is the
+# one that counts, on text the model never trained on. The notebook of this
+# page trains the `tiny` preset instead, in seconds, and samples from it.
+
+RECORDED = ROOT / "runs" / "cpu"
+
+
+def show_recorded_run(folder: Path = RECORDED) -> None:
+    """The sample, the last evaluation and the loss curve of a recorded run."""
+    print((folder / "sample.txt").read_text(encoding="utf-8"))
+    metrics = Metrics.resume(folder / "metrics.jsonl", step=math.inf)  # all
+    last = metrics.evaluations()[-1]
+    print(
+        f"step {last['step']}: loss {last['train']:.3f} on training text, "
+        f"{last['val']:.3f} on validation text (nats per character)"
+    )
+    loss_figure(metrics, f"a recorded run: {folder.name}")
+
+
+#| show_recorded_run()  | alt: the loss of the recorded run, falling with the steps
+#| notebook: train(PRESETS["tiny"])
+#| notebook: sample(["--checkpoint", f"{PRESETS['tiny'].out}/ckpt.pt"])
 
 # ## The command line
 #
