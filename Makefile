@@ -52,5 +52,5 @@ sample: $(STAMP) ## sample from the last checkpoint
 	$(BIN)/python train.py sample
 
 clean: ## remove the environment, the built site and caches
-	rm -rf $(VENV) node_modules site .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) node_modules site .cache test-artifacts .pytest_cache .ruff_cache .hypothesis
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -29,9 +29,10 @@ class CodeLine:
 
 @dataclass(frozen=True)
 class Directive:
-    """A `#>` comment line: an instruction to the build, not prose or code.
+    """A `#|` comment line: an instruction to the build, not prose or code.
 
-    `text` is what follows `#>` (stripped), e.g. `show scaling_table()`.
+    `text` is what follows `#|` (stripped), e.g. `print(scaling_table())`; see
+    docs/outputs.md. `#>` is accepted too, but `ruff format` rewrites it.
     """
 
     number: int

@@ -195,8 +195,12 @@ def _docstrings(
         value = body[0].value
         if not (isinstance(value, ast.Constant) and isinstance(value.value, str)):
             continue
-        tok = strings.get((value.lineno, value.col_offset))
-        end = (value.end_lineno, value.end_col_offset)
+        start = (value.lineno, _char_col(lines, value.lineno, value.col_offset))
+        end = (
+            value.end_lineno,
+            _char_col(lines, value.end_lineno, value.end_col_offset),
+        )
+        tok = strings.get(start)
         if tok is None or tok.end != end:
             continue  # implicit concatenation: several tokens, leave it as code
         first, last = tok.start[0], tok.end[0]
@@ -209,6 +213,13 @@ def _docstrings(
         text = _docstring_text(tok.string, value.value)
         found[first] = _Doc(first, last, text, header, owner is tree)
     return found
+
+
+def _char_col(lines: list[str], lineno: int, byte_col: int | None) -> int | None:
+    """ast counts columns in UTF-8 bytes, tokenize in characters: convert."""
+    if byte_col is None:
+        return None
+    return len(lines[lineno - 1].encode()[:byte_col].decode(errors="ignore"))
 
 
 def _docstring_text(token: str, value: str) -> str:

@@ -127,6 +127,14 @@ def test_docstring_escapes_are_read_as_python_reads_them():
     ]
 
 
+def test_one_line_docstrings_with_non_ascii_text_are_prose():
+    # ast counts columns in bytes, tokenize in characters: "é" and "注意" differ.
+    source = 'def f():\n    """Café, 注意."""\n    return 1\n'
+    (section,) = parse(source, "m.py").sections
+    assert section.docs == "Café, 注意."
+    assert [line.text for line in section.code] == ["def f():", "    return 1"]
+
+
 def test_docstring_sharing_a_line_with_code_stays_code():
     source = 'def f(): "inline"; return 1\n'
     (section,) = parse(source, "m.py").sections
