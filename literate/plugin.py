@@ -42,6 +42,7 @@ from mkdocs.utils import get_relative_url
 
 from literate import model
 from literate.config import LiterateConfig
+from literate.search_view import search_view
 
 SOURCE_LANGUAGE = "en"  # the language the comments of the sources are in
 KATEX_DIR = "assets/katex"  # where the KaTeX stylesheet and fonts go
@@ -432,7 +433,27 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
         self.env = env  # the theme's templates, compiled once per build
         return env
 
-    def on_page_context(
+    @event_priority(10)
+    def _hand_search_its_view(
+        self, context: dict, *, page: Page, config: MkDocsConfig, nav
+    ) -> dict:
+        # The search plugin indexes page.content in its on_page_context
+        # (priority 0): give it the text without markup, restore it after.
+        if page.meta.get("literate"):
+            self.full_content = page.content
+            page.content = search_view(page.content)
+        return context
+
+    @event_priority(-10)
+    def _restore_the_page(
+        self, context: dict, *, page: Page, config: MkDocsConfig, nav
+    ) -> dict:
+        if page.meta.get("literate"):
+            page.content = self.full_content
+        return context
+
+    @event_priority(0)
+    def _point_the_language_selector(
         self, context: dict, *, page: Page, config: MkDocsConfig, nav
     ) -> dict:
         # mkdocs-static-i18n points the language selector at the same page in
@@ -444,6 +465,10 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
             if other is not None:
                 alternate["link"] = other.url or "./"
         return context
+
+    on_page_context = CombinedEvent(
+        _hand_search_its_view, _point_the_language_selector, _restore_the_page
+    )
 
     def on_post_page(self, output: str, *, page: Page, config: MkDocsConfig) -> str:
         if self.lang.default:
