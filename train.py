@@ -545,6 +545,7 @@ def train(cfg: Config) -> dict:
                 tracker.save(done, losses)
                 tracker.new_line()
     if world > 1:
+        torch.distributed.barrier()  # no process leaves while another still writes
         torch.distributed.destroy_process_group()
     return metrics.evaluations()[-1] if metrics.evaluations() else {}
 
