@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import markdown
 
 from literate.highlight import highlight_block, highlight_sections
-from literate.keys import PLACEHOLDER_RE, Span, extract
+from literate.keys import PLACEHOLDER_RE, Span, extract, normalize
 from literate.labels import label
 from literate.math import KatexUnavailable, Rendered, render_formulas
 from literate.model import Output, Page, Section
@@ -133,7 +133,10 @@ def _plan(section: Section) -> dict[str, _Prose]:
     """The prose a section shows: "main", and "original" for a translation."""
     english = _clean(section.english or section.docs)
     if section.state == "translated":
-        allowed = frozenset(extract(english).spans)
+        # The translate stage fills placeholders from the normalised English,
+        # where a code span wrapped over two comment lines has a space for
+        # the line break: both spellings of a span are the English's own.
+        allowed = frozenset(extract(english).spans + extract(normalize(english)).spans)
         return {
             "main": _prose(section, _clean(section.docs), allowed),
             "original": _prose(section, english, None),

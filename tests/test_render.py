@@ -340,6 +340,24 @@ def test_no_mix_of_hostile_fragments_yields_markup(fragments):
         assert "javascript" not in (attrs.get("href") or "").lower()
 
 
+def test_a_code_span_wrapped_over_two_comment_lines_survives_translation():
+    from literate.keys import extract, key, normalize
+    from literate.translate import translate_page
+
+    source = (
+        "# Combine them: `causal_mask(s) &\n# padding_mask(ids)` keeps both.\nx = 1\n"
+    )
+    page = parse(source, "m.py")
+    english = page.sections[0].docs
+    spans = extract(normalize(english)).spans
+    table = {key(english): "両方を組み合わせる: _^_0_^_ は両方を保つ。"}
+    html = render_page(translate_page(page, "ja", table))
+    assert spans[0].text == "`causal_mask(s) & padding_mask(ids)`"
+    assert "両方を組み合わせる" in html
+    assert "`causal_mask" not in html  # shown as code, not as escaped backticks
+    assert "<code>causal_mask(s) &amp; padding_mask(ids)</code>" in html
+
+
 def test_math_a_translation_adds_is_shown_as_text():
     html = render_page(translated("訳 $w_i$ と $\\href{javascript:alert(1)}{x}$"))
     assert "$\\href{javascript:alert(1)}{x}$" in html.replace("&#x27;", "'")
