@@ -313,8 +313,8 @@ class _Spans:
     def inline(self, match: re.Match[str]) -> str:
         span = self.prose.spans[int(match.group(1))]
         escaped = html.escape(span.text)
-        if not self.prose.permits(span):
-            return escaped
+        if span.kind == "literal" or not self.prose.permits(span):
+            return escaped  # placeholder-like text typed in the prose is text
         if span.kind in MATH:
             rendered: Rendered = self.math[_formula(span)]
             if not rendered.html:
