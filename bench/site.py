@@ -71,7 +71,7 @@ def plugin_env(folder: Path) -> dict[str, str]:
     info.mkdir(parents=True, exist_ok=True)
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: literate-local\n")
     (info / "entry_points.txt").write_text(
-        "[mkdocs.plugins]\nliterate = literate.plugin:LiteratePlugin\n"
+        "[mkdocs.plugins]\nliterate = literate.mkdocs.plugin:LiteratePlugin\n"
     )
     env["PYTHONPATH"] = os.pathsep.join([str(folder), str(ROOT)])
     return env
@@ -95,9 +95,9 @@ def build_seconds(builds: int) -> list[float]:
 
 def rerender_seconds(source: str) -> dict[str, float]:
     """One source edited, then parsed and rendered in every language."""
-    from literate.plugin import SOURCE_LANGUAGE
-    from literate.tables import load_table
+    from literate.mkdocs.plugin import SOURCE_LANGUAGE
     from literate.translate import translate_page
+    from literate.translations.tables import load_table
 
     text = (ROOT / source).read_text(encoding="utf-8")
     langs = sorted(p.name for p in (ROOT / "translations").iterdir() if p.is_dir())

@@ -26,7 +26,7 @@ KATEX_CSS = ROOT / "node_modules" / "katex" / "dist" / "katex.min.css"
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["translations"]:
-        from literate.translations_cli import main as translations_main
+        from literate.translations.cli import main as translations_main
 
         return translations_main(argv[1:])
     args = _parser().parse_args(argv)
@@ -74,8 +74,8 @@ def render_command(args: argparse.Namespace) -> int:
 
 def _translate(page, lang: str):
     """The page in `lang`, from translations/<lang>/<stem>.json (if present)."""
-    from literate.tables import load_table
     from literate.translate import translate_page
+    from literate.translations.tables import load_table
 
     table_file = ROOT / "translations" / lang / f"{Path(page.source).stem}.json"
     table = load_table(table_file) if table_file.exists() else {}

@@ -18,7 +18,7 @@ notebook (see `literate.notebook`). `docs/outputs.md` is the authors' guide.
 All the pending examples of a page run in one fresh subprocess, started in
 the repository root, with matplotlib's Agg backend and the style below. Each
 result is cached under a key made from everything that can change it (see
-`literate.depends`): a build where nothing changed starts no process, and
+`literate.cache_key`): a build where nothing changed starts no process, and
 editing one function re-runs only the examples that reach it.
 """
 
@@ -40,7 +40,7 @@ import traceback
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
-from literate.depends import code_key
+from literate.cache_key import code_key
 from literate.model import Directive, Output, Page
 from literate.parse import SourceError
 

@@ -2,7 +2,7 @@
 
 Each section becomes a two-column row: prose on the left, code on the right.
 Prose goes through four steps so that markdown never sees, and can never
-mangle, the spans that `keys.extract` protects:
+mangle, the spans that `spans.extract` protects:
 
 1. `extract(docs)`: math, code, link targets and raw HTML become `_^_N_^_`;
 2. each placeholder becomes a private-use token (`\\ue000N\\ue001`), which
@@ -30,12 +30,12 @@ from dataclasses import dataclass
 import markdown
 
 from literate.highlight import highlight_block, highlight_sections
-from literate.keys import PLACEHOLDER_RE, Span, extract, normalize
+from literate.katex import KatexUnavailable, Rendered, render_formulas
 from literate.labels import label
-from literate.math import KatexUnavailable, Rendered, render_formulas
 from literate.model import Output, Page, Section
 from literate.parse import SourceError
 from literate.sanitize import clean_tag, link_target, safe_href, safe_src
+from literate.spans import PLACEHOLDER_RE, Span, extract, normalize
 
 
 class RenderError(SourceError):

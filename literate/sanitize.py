@@ -1,6 +1,6 @@
 """What raw HTML and which link targets prose may carry into a page.
 
-Raw HTML reaches a page only through a span `keys.extract` found (and, for a
+Raw HTML reaches a page only through a span `spans.extract` found (and, for a
 translation, one that the English has too); even then only a few inline tags
 pass, rebuilt from their parsed name and allowed attributes. Link targets are
 http(s), mailto, relative or `#`; images load only from the site itself.

@@ -16,9 +16,9 @@ import difflib
 from collections.abc import Iterable
 from dataclasses import replace
 
-from literate.check import Term, check_entry
-from literate.keys import extract, fill, key, normalize
 from literate.model import Page, Section
+from literate.spans import extract, fill, key, normalize
+from literate.translations.check import Term, check_entry
 
 # difflib ratio above which an old key counts as an earlier version of a new
 # one (the ratio `difflib.get_close_matches` uses by default).

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from literate.depends import code_key, reachable_code
+from literate.cache_key import code_key, reachable_code
 from literate.execute import (
     ExecuteError,
     execute_page,

@@ -21,12 +21,12 @@ import pytest
 from nbclient import NotebookClient
 
 from literate.execute import execute_page
-from literate.keys import key
 from literate.notebook import notebook_name, page_to_notebook
 from literate.parse import parse
 from literate.render import render_page
-from literate.tables import load_table
+from literate.spans import key
 from literate.translate import translate_page
+from literate.translations.tables import load_table
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).parent / "data" / "execute"

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_parse import GOLDEN, compare_golden
 
-from literate import math as katex
+from literate import katex
 from literate.model import Output
 from literate.parse import parse
 from literate.render import RenderError, render_page, render_page_tolerant
@@ -341,7 +341,7 @@ def test_no_mix_of_hostile_fragments_yields_markup(fragments):
 
 
 def test_a_code_span_wrapped_over_two_comment_lines_survives_translation():
-    from literate.keys import extract, key, normalize
+    from literate.spans import extract, key, normalize
     from literate.translate import translate_page
 
     source = (
@@ -411,7 +411,7 @@ def test_links_never_nest():
 
 
 def test_cli_renders_other_languages_and_delegates_translations(monkeypatch, capsys):
-    import literate.translations_cli
+    import literate.translations.cli
     from literate.__main__ import main
 
     assert main(["render", str(GOLDEN / "basic.py"), "--lang", "ja", "--fragment"]) == 0
@@ -420,7 +420,7 @@ def test_cli_renders_other_languages_and_delegates_translations(monkeypatch, cap
     assert "未翻訳です" in fragment
     calls = []
     monkeypatch.setattr(
-        literate.translations_cli, "main", lambda argv: calls.append(argv) or 7
+        literate.translations.cli, "main", lambda argv: calls.append(argv) or 7
     )
     assert main(["translations", "status", "--lang", "ja"]) == 7
     assert calls == [["status", "--lang", "ja"]]

@@ -5,9 +5,9 @@ import re
 import pytest
 from material.plugins.search.plugin import Parser
 
+from literate.mkdocs.search_view import search_view
 from literate.parse import parse
 from literate.render import render_page
-from literate.search_view import search_view
 
 SOURCE = '''"""
 # Scaled scores

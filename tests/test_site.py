@@ -24,9 +24,9 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import sync_playwright
 
-from literate import plugin
-from literate.keys import extract
+from literate.mkdocs import plugin
 from literate.parse import parse
+from literate.spans import extract
 
 
 def in_browser(test):

@@ -14,13 +14,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from literate.catalog import glossary_path
-from literate.check import Term, check_entry, load_glossary
-from literate.keys import extract, fill, key, normalize, starts_block
 from literate.parse import parse
-from literate.tables import Entry
+from literate.spans import extract, fill, key, normalize, starts_block
 from literate.translate import translate_page
-from literate.update import update_table
+from literate.translations.check import Term, check_entry, load_glossary
+from literate.translations.layout import glossary_path
+from literate.translations.tables import Entry
+from literate.translations.update import update_table
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = Path(__file__).parent / "translation_data" / "demo.py"

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from literate.keys import key
 from literate.parse import parse
-from literate.tables import dumps_table, save_table, short
-from literate.translations_cli import main
+from literate.spans import key
+from literate.translations.cli import main
+from literate.translations.tables import dumps_table, save_table, short
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = Path(__file__).parent / "translation_data" / "demo.py"

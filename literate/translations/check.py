@@ -18,8 +18,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from literate.keys import PLACEHOLDER_RE, extract
-from literate.tables import TableError, parse_object, short
+from literate.spans import PLACEHOLDER_RE, extract
+from literate.translations.tables import TableError, parse_object, short
 
 
 @dataclass(frozen=True)

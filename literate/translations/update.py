@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from literate.tables import Entry
 from literate.translate import most_similar
+from literate.translations.tables import Entry
 
 
 @dataclass(frozen=True)

@@ -41,8 +41,8 @@ from mkdocs.structure.pages import Page
 from mkdocs.utils import get_relative_url
 
 from literate import model
-from literate.config import LiterateConfig
-from literate.search_view import search_view
+from literate.mkdocs.config import LiterateConfig
+from literate.mkdocs.search_view import search_view
 
 SOURCE_LANGUAGE = "en"  # the language the comments of the sources are in
 KATEX_DIR = "assets/katex"  # where the KaTeX stylesheet and fonts go
@@ -115,21 +115,27 @@ def load_renderer(fresh: bool) -> SimpleNamespace:
     forgetting the imported modules makes the rebuild run the edited code.
     """
     if fresh:
-        kept = {"literate", "literate.plugin", "literate.config"}
+        kept = {
+            "literate",
+            "literate.mkdocs",
+            "literate.mkdocs.plugin",
+            "literate.mkdocs.config",
+            "literate.mkdocs.search_view",
+        }
         for name in [n for n in sys.modules if n.startswith("literate.")]:
             if name not in kept:
                 del sys.modules[name]
     import nbformat
 
-    from literate.catalog import glossary_path, table_path
-    from literate.check import load_glossary
     from literate.execute import execute_page
     from literate.notebook import notebook_name, page_to_notebook
     from literate.parse import SourceError, parse
     from literate.render import render_page
-    from literate.status import status_markdown
-    from literate.tables import load_table
     from literate.translate import translate_page
+    from literate.translations.check import load_glossary
+    from literate.translations.layout import glossary_path, table_path
+    from literate.translations.status import status_markdown
+    from literate.translations.tables import load_table
 
     return SimpleNamespace(
         parse=parse,
@@ -150,8 +156,8 @@ def load_renderer(fresh: bool) -> SimpleNamespace:
 
 def renderer_stamp() -> int:
     """When the pipeline's code last changed: the newest of literate/*.py."""
-    folder = Path(__file__).parent
-    return max(path.stat().st_mtime_ns for path in folder.glob("*.py"))
+    folder = Path(__file__).parent.parent
+    return max(path.stat().st_mtime_ns for path in folder.rglob("*.py"))
 
 
 def read_source(root: Path, source: str) -> str:

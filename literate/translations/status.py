@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from literate.catalog import (
+from literate.translations.check import check_entry, load_glossary
+from literate.translations.layout import (
     SOURCES,
     current_keys,
     glossary_path,
@@ -19,8 +20,7 @@ from literate.catalog import (
     site_sources,
     table_path,
 )
-from literate.check import check_entry, load_glossary
-from literate.tables import TableError, read_entries
+from literate.translations.tables import TableError, read_entries
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import yaml
 
-from literate.keys import key
+from literate.spans import key
 
 SOURCES = ("mha.py", "train.py")
 TRANSLATIONS = "translations"

@@ -17,7 +17,9 @@ import re
 import sys
 from pathlib import Path
 
-from literate.catalog import (
+from literate.parse import SourceError
+from literate.translations.check import Term, check_entry, load_glossary
+from literate.translations.layout import (
     SOURCES,
     current_keys,
     glossary_path,
@@ -27,10 +29,8 @@ from literate.catalog import (
     table_files,
     table_path,
 )
-from literate.check import Term, check_entry, load_glossary
-from literate.parse import SourceError
-from literate.status import status_markdown
-from literate.tables import (
+from literate.translations.status import status_markdown
+from literate.translations.tables import (
     TableError,
     dumps_table,
     duplicates,
@@ -38,7 +38,7 @@ from literate.tables import (
     save_table,
     short,
 )
-from literate.update import update_table
+from literate.translations.update import update_table
 
 _LANG = re.compile(r"[a-z]{2,3}(?:-[A-Za-z0-9]{2,8})?")
 

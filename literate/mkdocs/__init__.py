@@ -1,0 +1,1 @@
+"""The mkdocs adapter: the `literate` plugin, its options and the search view."""
