@@ -19,7 +19,7 @@ from pathlib import Path
 from pygments.formatters import HtmlFormatter
 
 ROOT = Path(__file__).resolve().parent.parent
-CSS = ROOT / "docs" / "assets" / "literate.css"
+CSS = Path(__file__).with_name("assets") / "literate.css"
 KATEX_CSS = ROOT / "node_modules" / "katex" / "dist" / "katex.min.css"
 
 

@@ -46,6 +46,9 @@ from literate.mkdocs.search_view import search_view
 
 SOURCE_LANGUAGE = "en"  # the language the comments of the sources are in
 KATEX_DIR = "assets/katex"  # where the KaTeX stylesheet and fonts go
+KATEX_CSS = f"{KATEX_DIR}/katex.min.css"
+CSS = "assets/literate.css"  # the side-by-side layout, shipped in the package
+CSS_FILE = Path(__file__).resolve().parent.parent / "assets" / "literate.css"
 SOURCE_DIR = "source"  # where the sources are copied when source_url is ""
 
 # mkdocs-static-i18n handles files at priority -100: add pages before it,
@@ -290,13 +293,20 @@ def static_files(
             f"literate: plugins.literate.katex is {katex!r}, but {css} does not "
             "exist; run `make install` (npm ci) to fetch KaTeX"
         )
-    pairs = [(f"{KATEX_DIR}/katex.min.css", css)]
+    pairs = [(CSS, CSS_FILE), (KATEX_CSS, css)]
     pairs += [
         (f"{KATEX_DIR}/fonts/{font.name}", font)
         for font in sorted((dist / "fonts").iterdir())
     ]
     pairs += [(f"{SOURCE_DIR}/{source}", root / source) for source in sources]
     return [File.generated(config, uri, abs_src_path=str(path)) for uri, path in pairs]
+
+
+def link_stylesheet(html: str, href: str) -> str:
+    """`html` with a stylesheet link at the end of its <head>."""
+    link = f'<link rel="stylesheet" href="{href}">\n'
+    at = html.find("</head>")
+    return html if at < 0 else html[:at] + link + html[at:]
 
 
 @contextmanager
@@ -332,6 +342,8 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
 
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig:
         self.root = Path(config.config_file_path).resolve().parent
+        if CSS not in config.extra_css:  # before the site's own stylesheets
+            config.extra_css.insert(0, CSS)
         stamp = renderer_stamp()
         if stamp != self.stamp:  # first build, or literate/ was edited
             self.renderer = load_renderer(fresh=self.stamp is not None)
@@ -425,7 +437,7 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
         if lit.summary:
             page.meta["description"] = lit.summary
         page.meta["hide"] = ["navigation", "toc"]  # the two columns need the width
-        page.meta["literate"] = lit.source  # overrides/main.html links KaTeX's CSS
+        page.meta["literate"] = lit.source  # on_post_page links KaTeX's CSS
         return markdown
 
     def on_page_content(
@@ -477,6 +489,8 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
     )
 
     def on_post_page(self, output: str, *, page: Page, config: MkDocsConfig) -> str:
+        if page.meta.get("literate"):
+            output = link_stylesheet(output, get_relative_url(KATEX_CSS, page.url))
         if self.lang.default:
             return output
         return point_search_at(output, self.lang.prefix, page.file.dest_uri)
