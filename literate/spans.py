@@ -17,6 +17,8 @@ is a literal dollar; `$$…$$` is display math and may span lines.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
 import string
 from dataclasses import dataclass
@@ -120,6 +122,27 @@ def key(markdown: str) -> str:
 
 
 # --- span scanner -----------------------------------------------------------
+#
+# The scan runs in O(n log n) on any text, however hostile: every "where does
+# this span close?" question is answered from indexes built once per text (the
+# positions of blank lines, of closing `$`, of backtick runs by length, of
+# parentheses by depth) instead of by scanning forward from each opener. A
+# translation is untrusted input, and one that made the scan re-read the text
+# from every `$` would stall every build.
+
+# The characters a span can start at (and every line start, for fences and
+# reference definitions); the scan jumps from one to the next.
+_INTERESTING = re.compile(r"(?m)^|[_\\`$\]<hHfF]")
+# A tag. No `<` outside quotes (CommonMark's rule too), so trying it at each
+# `<` of `<a <a <a …` reads up to the next `<`, not to the end of the text.
+_TAG = re.compile(
+    r"</?[A-Za-z][A-Za-z0-9-]*"
+    r"(?:\s+[^\s\"'<>/=]+"
+    r"(?:\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s\"'=<>`]+))?)*"
+    r"\s*/?>"
+)
+# `\x` is one unit of a link target, then its parentheses.
+_PAREN_TOKEN = re.compile(r"\\.|[()]", re.DOTALL)
 
 
 def _find_spans(text: str) -> list[tuple[int, int, str]]:
@@ -128,56 +151,206 @@ def _find_spans(text: str) -> list[tuple[int, int, str]]:
     One pass, so a `$` inside inline code is code and a `<` inside math is
     math: whatever opens first owns the characters up to its end.
     """
-    found: list[tuple[int, int, str]] = []
-    i, n = 0, len(text)
-    while i < n:
-        hit = _span_at(text, i)
-        if hit is None:
-            i += 1
-        elif hit[2] == "":  # literal characters: skip them as a unit
-            i = hit[1]
-        else:
-            found.append(hit)
-            i = hit[1]
-    return found
+    return _Scan(text).spans()
 
 
-def _span_at(text: str, i: int) -> tuple[int, int, str] | None:
-    """The span starting at `i`, ("" kind for characters to skip) or None."""
-    c = text[i]
-    if i == 0 or text[i - 1] == "\n":
-        line_hit = _line_start_span(text, i)
-        if line_hit is not None:
-            return line_hit
-    if c == "_":
-        m = PLACEHOLDER_RE.match(text, i)
-        return (i, m.end(), "literal") if m else None
-    if c == "\\" and i + 1 < len(text) and text[i + 1] in _PUNCT:
-        if PLACEHOLDER_RE.match(text, i + 1):
-            return None  # `\_^_0_^_`: the placeholder is literal text all the same
-        return (i, i + 2, "")
-    if c == "`":
-        return _code_span(text, i)
-    if c == "$":
-        return _math_span(text, i)
-    if c == "]" and text.startswith("](", i):
-        end = _link_target_end(text, i + 2)
-        if end is not None and end > i + 2:
-            return (i + 2, end, "url")
+class _Scan:
+    """One text and the indexes that answer where each kind of span closes."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self._built: set[str] = set()
+
+    def spans(self) -> list[tuple[int, int, str]]:
+        text, found = self.text, []
+        i, n = 0, len(self.text)
+        while i < n:
+            candidate = _INTERESTING.search(text, i)
+            if candidate is None or candidate.start() == n:
+                break
+            i = candidate.start()
+            hit = self.span_at(i)
+            if hit is None:
+                i += 1
+            elif hit[2] == "":  # literal characters: skip them as a unit
+                i = hit[1]
+            else:
+                found.append(hit)
+                i = hit[1]
+        return found
+
+    def span_at(self, i: int) -> tuple[int, int, str] | None:
+        """The span starting at `i`, ("" kind for characters to skip) or None."""
+        text = self.text
+        c = text[i]
+        if i == 0 or text[i - 1] == "\n":
+            line_hit = _line_start_span(text, i)
+            if line_hit is not None:
+                return line_hit
+        if c == "_":
+            m = PLACEHOLDER_RE.match(text, i)
+            return (i, m.end(), "literal") if m else None
+        if c == "\\" and i + 1 < len(text) and text[i + 1] in _PUNCT:
+            if PLACEHOLDER_RE.match(text, i + 1):
+                return None  # `\_^_0_^_`: the placeholder is literal text all the same
+            return (i, i + 2, "")
+        if c == "`":
+            return self.code_span(i)
+        if c == "$":
+            return self.math_span(i)
+        if c == "]" and text.startswith("](", i):
+            end = self.link_target_end(i + 2)
+            if end is not None and end > i + 2:
+                return (i + 2, end, "url")
+            return None
+        if c == "<":
+            m = _AUTOLINK.match(text, i)
+            if m:
+                return (i, m.end(), "url")
+            end = self.html_end(i)
+            return None if end is None else (i, end, "html")
+        if c in "hHfF" and (i == 0 or not text[i - 1].isalnum()):
+            m = _BARE_URL.match(text, i)
+            if m:
+                return (i, i + _trimmed_length(m.group(0)), "url")
         return None
-    if c == "<":
-        m = _AUTOLINK.match(text, i)
-        if m:
-            return (i, m.end(), "url")
-        m = _HTML.match(text, i)
-        if m:
-            return (i, m.end(), "html")
-        return None
-    if c in "hHfF" and (i == 0 or not text[i - 1].isalnum()):
-        m = _BARE_URL.match(text, i)
-        if m:
-            return (i, i + len(_trim_url(m.group(0))), "url")
-    return None
+
+    # --- indexes, each built on first use -------------------------------------
+
+    def _build(self, name: str) -> None:
+        if name in self._built:
+            return
+        self._built.add(name)
+        text = self.text
+        if name == "blank":
+            # A blank line: a newline, spaces or tabs, a newline. Starts and
+            # ends both increase, so the first blank line from `start` is
+            # the one to compare with any `end`.
+            self.blank_starts, self.blank_ends = [], []
+            for m in re.finditer(r"\n(?=([ \t]*)\n)", text):
+                self.blank_starts.append(m.start())
+                self.blank_ends.append(m.end() + len(m.group(1)) + 1)
+        elif name == "dollar":
+            self.closers = [
+                m.start()
+                for m in re.finditer(r"\$", text)
+                if _closes_math(text, m.start())
+            ]
+            self.display_closers = [m.start() for m in re.finditer(r"(?=\$\$)", text)]
+        elif name == "backtick":
+            self.runs: dict[int, list[int]] = {}
+            for m in re.finditer(r"`+", text):
+                self.runs.setdefault(len(m.group(0)), []).append(m.start())
+        elif name == "paren":
+            # Depth before each unescaped parenthesis, counted from the text's
+            # start; a link target closes at the first `)` at its own depth.
+            self.paren_at, self.depth_before = [], []
+            self.closing_at_depth: dict[int, list[int]] = {}
+            depth = 0
+            for m in _PAREN_TOKEN.finditer(text):
+                c = m.group(0)
+                if c == "(":
+                    self.paren_at.append(m.start())
+                    self.depth_before.append(depth)
+                    depth += 1
+                elif c == ")":
+                    self.paren_at.append(m.start())
+                    self.depth_before.append(depth)
+                    self.closing_at_depth.setdefault(depth, []).append(m.start())
+                    depth -= 1
+            self.paren_depth_end = depth
+        elif name == "html":
+            self.comment_ends = [m.start() for m in re.finditer(r"(?=-->)", text)]
+            self.pi_ends = [m.start() for m in re.finditer(r"(?=\?>)", text)]
+            self.gts = [m.start() for m in re.finditer(">", text)]
+            self.newlines = [m.start() for m in re.finditer("\n", text)]
+
+    def blank_between(self, start: int, end: int) -> bool:
+        """Is there a blank line inside text[start:end]?"""
+        self._build("blank")
+        k = bisect.bisect_left(self.blank_starts, start)
+        return k < len(self.blank_starts) and self.blank_ends[k] <= end
+
+    def first_blank_end(self, start: int) -> int:
+        """Where the first blank line at or after `start` ends (or past the text)."""
+        self._build("blank")
+        k = bisect.bisect_left(self.blank_starts, start)
+        return self.blank_ends[k] if k < len(self.blank_ends) else len(self.text) + 1
+
+    # --- spans --------------------------------------------------------------
+
+    def code_span(self, i: int) -> tuple[int, int, str]:
+        """Inline code: a run of N backticks closed by the next run of exactly N."""
+        self._build("backtick")
+        run = _run_length(self.text, i, "`")
+        starts = self.runs.get(run, [])
+        k = bisect.bisect_left(starts, i + run)
+        if k == len(starts) or self.blank_between(i, starts[k]):
+            return (i, i + run, "")  # no closer: literal backticks
+        return (i, starts[k] + run, "code")
+
+    def math_span(self, i: int) -> tuple[int, int, str] | None:
+        """Display math `$$…$$` or inline math `$…$` starting at `i`."""
+        text = self.text
+        self._build("dollar")
+        if text.startswith("$$", i):
+            k = bisect.bisect_left(self.display_closers, i + 2)
+            if k == len(self.display_closers):
+                return (i, i + 2, "")
+            return (i, self.display_closers[k] + 2, "display_math")
+        nxt = text[i + 1 : i + 2]
+        if not nxt or nxt.isspace() or (_PRICE.match(text, i) and not _is_tex(text, i)):
+            return None
+        k = bisect.bisect_right(self.closers, i)
+        if k == len(self.closers) or self.blank_between(i, self.closers[k]):
+            return None
+        return (i, self.closers[k] + 1, "math")
+
+    def link_target_end(self, pos: int) -> int | None:
+        """Index of the `)` closing a link target that starts at `pos`."""
+        text = self.text
+        j = pos
+        if text.startswith("<", j):
+            self._build("html")
+            k = bisect.bisect_left(self.gts, j)
+            if k == len(self.gts):
+                return None
+            close = self.gts[k]
+            n = bisect.bisect_left(self.newlines, j)
+            if n < len(self.newlines) and self.newlines[n] < close:
+                return None
+            j = close + 1
+        self._build("paren")
+        # `j` follows `(` or `>`, never an escaping `\`: the escapes counted
+        # from the text's start pair the same characters as from `j`.
+        k = bisect.bisect_left(self.paren_at, j)
+        depth = self.depth_before[k] if k < len(self.paren_at) else self.paren_depth_end
+        closers = self.closing_at_depth.get(depth, [])
+        m = bisect.bisect_left(closers, j)
+        if m == len(closers) or closers[m] >= self.first_blank_end(pos) - 1:
+            return None
+        return closers[m]
+
+    def html_end(self, i: int) -> int | None:
+        """End of a comment, declaration, processing instruction or tag at `i`."""
+        text = self.text
+        self._build("html")
+        if text.startswith("<!--", i):
+            return _first_at_or_after(self.comment_ends, i + 4, 3)
+        if text.startswith("<!", i) and re.match(r"[A-Za-z\[]", text[i + 2 : i + 3]):
+            return _first_at_or_after(self.gts, i + 3, 1)
+        if text.startswith("<?", i):
+            end = _first_at_or_after(self.pi_ends, i + 2, 2)
+            if end is not None:
+                return end
+        m = _TAG.match(text, i)
+        return m.end() if m else None
+
+
+def _first_at_or_after(positions: list[int], start: int, length: int) -> int | None:
+    """The end of the first occurrence (of `length` chars) at or after `start`."""
+    k = bisect.bisect_left(positions, start)
+    return positions[k] + length if k < len(positions) else None
 
 
 def _line_start_span(text: str, i: int) -> tuple[int, int, str] | None:
@@ -200,40 +373,6 @@ def _fence_end(text: str, pos: int, fence: str) -> int:
     return m.end() if m else len(text)
 
 
-def _code_span(text: str, i: int) -> tuple[int, int, str]:
-    """Inline code: a run of N backticks closed by the next run of exactly N."""
-    run = _run_length(text, i, "`")
-    j = i + run
-    while True:
-        j = text.find("`", j)
-        if j < 0 or _blank_line_between(text, i, j):
-            return (i, i + run, "")  # no closer: literal backticks
-        closing = _run_length(text, j, "`")
-        if closing == run:
-            return (i, j + run, "code")
-        j += closing
-
-
-def _math_span(text: str, i: int) -> tuple[int, int, str] | None:
-    """Display math `$$…$$` or inline math `$…$` starting at `i`."""
-    if text.startswith("$$", i):
-        end = text.find("$$", i + 2)
-        if end < 0:
-            return (i, i + 2, "")
-        return (i, end + 2, "display_math")
-    nxt = text[i + 1 : i + 2]
-    if not nxt or nxt.isspace() or (_PRICE.match(text, i) and not _is_tex(text, i)):
-        return None
-    j = i + 1
-    while True:
-        j = text.find("$", j)
-        if j < 0 or _blank_line_between(text, i, j):
-            return None
-        if _closes_math(text, j):
-            return (i, j + 1, "math")
-        j += 1
-
-
 def _is_tex(text: str, i: int) -> bool:
     """A price-like `$0, 1, \\ldots$` is math after all: the next `$` on its
     line closes it and what lies between has TeX in it (`\\`, `^`, `_`, `{`)."""
@@ -245,49 +384,30 @@ def _is_tex(text: str, i: int) -> bool:
 
 def _closes_math(text: str, j: int) -> bool:
     """A `$` closes inline math: no space before, no digit after, not `\\$`."""
+    if j == 0:
+        return False  # nothing before it could open
     before = text[j - 1]
     after = text[j + 1 : j + 2]
     if before.isspace() or after.isdigit():
         return False
     backslashes = 0
-    while text[j - 1 - backslashes] == "\\":
+    while j - 1 - backslashes >= 0 and text[j - 1 - backslashes] == "\\":
         backslashes += 1
     return backslashes % 2 == 0
 
 
-def _link_target_end(text: str, pos: int) -> int | None:
-    """Index of the `)` closing a link target that starts at `pos`."""
-    depth = 0
-    j = pos
-    if text.startswith("<", j):
-        close = text.find(">", j)
-        if close < 0 or "\n" in text[j:close]:
-            return None
-        j = close + 1
-    while j < len(text):
-        c = text[j]
-        if c == "\\":
-            j += 2
-            continue
-        if c == "\n" and _blank_line_between(text, pos, j + 1):
-            return None
-        if c == "(":
-            depth += 1
-        elif c == ")":
-            if depth == 0:
-                return j
-            depth -= 1
-        j += 1
-    return None
-
-
-def _trim_url(url: str) -> str:
-    """Drop sentence punctuation after a URL; keep `)` that closes a `(`."""
-    while url and url[-1] in ".,;:!?'\")]":
-        if url[-1] == ")" and url.count("(") >= url.count(")"):
-            break
-        url = url[:-1]
-    return url
+def _trimmed_length(url: str) -> int:
+    """Length of a URL without sentence punctuation after it; a `)` that
+    closes a `(` stays."""
+    end = len(url)
+    opened, closed = url.count("("), url.count(")")
+    while end and url[end - 1] in ".,;:!?'\")]":
+        if url[end - 1] == ")":
+            if opened >= closed:
+                break
+            closed -= 1
+        end -= 1
+    return end
 
 
 def _run_length(text: str, i: int, char: str) -> int:
@@ -295,10 +415,6 @@ def _run_length(text: str, i: int, char: str) -> int:
     while j < len(text) and text[j] == char:
         j += 1
     return j - i
-
-
-def _blank_line_between(text: str, start: int, end: int) -> bool:
-    return re.search(r"\n[ \t]*\n", text[start:end]) is not None
 
 
 # --- normalisation ----------------------------------------------------------
@@ -344,11 +460,22 @@ def normalize(markdown: str) -> str:
     lines = text.split("\n")
     verbatim = _verbatim_lines(text)
     out: list[str] = []
-    foldable = False  # may the next line fold onto out[-1]?
+    # The paragraph being folded, in pieces: joined only when it is done, so
+    # a paragraph of many lines costs linear time, not quadratic.
+    pieces: list[str] = []
+    foldable = False  # may the next line fold onto the paragraph?
+    plain = False  # has the paragraph a character no rule or quote line has?
     blank = False  # was there a blank line since out[-1]?
     after_blank = True  # the current line follows a blank line (or the start)
+
+    def close() -> None:
+        if pieces:
+            out.append(" ".join(pieces))
+            pieces.clear()
+
     for number, line in enumerate(lines):
         if number in verbatim:
+            close()
             if blank and out:
                 out.append("")
             out.append(line if verbatim[number] else line.rstrip())
@@ -360,24 +487,45 @@ def normalize(markdown: str) -> str:
             foldable = False
             continue
         stripped = line.rstrip()
-        quoted = _quote_continuation(out[-1], stripped) if foldable else None
+        quoted = _quote_continuation(pieces[0], stripped) if foldable else None
         if foldable and not blank and quoted is not None:
-            out[-1] = out[-1] + " " + quoted
+            pieces.append(quoted)
         elif foldable and not blank and not starts_block(line):
-            out[-1] = out[-1] + " " + stripped.strip()
-        elif after_blank and line.startswith("    ") and not _in_list(out):
+            pieces.append(stripped.strip())
+        elif after_blank and line.startswith("    ") and not _in_list(out, pieces):
+            close()
             if blank and out:
                 out.append("")
             out.append(stripped)  # indented code: kept, never folded
             blank = foldable = after_blank = False
             continue
         else:
+            close()
             if blank and out:
                 out.append("")
-            out.append(stripped)
-        foldable = not _NO_CONTINUATION.match(out[-1])
+            pieces.append(stripped)
+            plain = False
+        plain = plain or not set(pieces[-1]) <= _RULE_CHARS
+        foldable = _continues(pieces, plain)
         blank = after_blank = False
+    close()
     return "\n".join(out)
+
+
+# The only characters of a paragraph that a rule or a bare quote line is made of.
+_RULE_CHARS = frozenset("-*_=> \t")
+
+
+def _continues(pieces: list[str], plain: bool) -> bool:
+    """May the next line fold onto the paragraph made of `pieces`?
+
+    A heading or table row is recognised by its start, which a fold never
+    changes (a paragraph that starts as one is never folded onto); a rule,
+    an empty quote line and a hard break by the whole text or its end.
+    """
+    if len(pieces) == 1 or not plain:
+        return not _NO_CONTINUATION.match(" ".join(pieces))
+    return not pieces[-1].endswith("\\")
 
 
 def _verbatim_lines(text: str) -> dict[int, bool]:
@@ -387,14 +535,18 @@ def _verbatim_lines(text: str) -> dict[int, bool]:
     only loses its trailing whitespace (display math).
     """
     verbatim: dict[int, bool] = {}
+    newlines = [m.start() for m in re.finditer("\n", text)]
+    previous_end = 0  # end of the last such span: the text before it is read
     for start, end, kind in _find_spans(text):
         if kind not in ("code_block", "display_math"):
             continue
-        line_start = text.rfind("\n", 0, start) + 1
-        if text[line_start:start].strip():
+        first = bisect.bisect_left(newlines, start)  # the line `start` is on
+        line_start = newlines[first - 1] + 1 if first else 0
+        inside_line = previous_end > line_start or text[line_start:start].strip()
+        previous_end = end
+        if inside_line:
             continue  # display math inside a line of prose: it folds
-        first = text.count("\n", 0, start)
-        last = text.count("\n", 0, end)
+        last = bisect.bisect_left(newlines, end)
         for number in range(first, last + 1):
             verbatim[number] = kind == "code_block"
     return verbatim
@@ -418,9 +570,9 @@ def _quote_continuation(previous: str, line: str) -> str | None:
     return text.strip()
 
 
-def _in_list(out: list[str]) -> bool:
+def _in_list(out: list[str], pieces: list[str]) -> bool:
     """Is the last paragraph written a list item (so indentation nests)?"""
-    for line in reversed(out):
+    for line in itertools.chain(pieces[:1], reversed(out)):
         if not line.strip():
             continue
         return re.match(r"\s*(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)", line) is not None
