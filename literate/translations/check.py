@@ -76,12 +76,14 @@ def load_glossary(path: Path | str) -> tuple[Term, ...]:
 
 # Anything that looks like a placeholder but is not exactly `_^_N_^_`:
 # URL-encoded or full-width carets, full-width underscores, spaces, escapes.
+# Possessive runs, and no match starting inside a run of spaces: linear time
+# on a value of thousands of spaces.
 _CARET = r"(?:\\?\^|＾|%5[eE])"
 _UNDERSCORE = r"(?:\\?_|＿)"
 _LOOSE_PLACEHOLDER = re.compile(
-    rf"{_UNDERSCORE}?\s*{_CARET}\s*{_UNDERSCORE}?\s*[0-9０-９]+"
-    rf"\s*{_UNDERSCORE}?\s*{_CARET}(?:\s*{_UNDERSCORE})?"
-    rf"|{_UNDERSCORE}\s*{_CARET}\s*{_UNDERSCORE}"
+    rf"(?<!\s){_UNDERSCORE}?\s*+{_CARET}\s*+{_UNDERSCORE}?\s*+[0-9０-９]++"
+    rf"\s*+{_UNDERSCORE}?\s*+{_CARET}(?:\s*+{_UNDERSCORE})?"
+    rf"|{_UNDERSCORE}\s*+{_CARET}\s*+{_UNDERSCORE}"
 )
 
 # Ways translated text could inject markup or script into the page.
@@ -117,9 +119,23 @@ _SPAN_NAMES = {
 }
 
 
+# Limits no real translation comes near, checked before anything else reads
+# the value, so that a hostile one is refused in time linear in its length.
+LENGTH_RATIO = 4  # a value may be 4 times as long as its English ...
+LENGTH_MARGIN = 200  # ... plus 200 characters (a short key, a long gloss)
+MAX_NESTING = 8  # brackets or parentheses inside one another
+# C0 controls but tab and newline, DEL, C1 controls; bidirectional embeddings,
+# overrides and isolates, which can make text read other than it is.
+_FORBIDDEN_CHAR = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
 def check_entry(key: str, value: str, glossary: tuple[Term, ...] = ()) -> list[str]:
     """The defects of translating `key` as `value`; [] when it may be shown."""
-    problems = _placeholder_problems(key, value)
+    problems = _size_problems(key, value)
+    if problems:  # too big to read further: say only that
+        return problems
+    problems = _character_problems(value)
+    problems += _placeholder_problems(key, value)
     bare_key = PLACEHOLDER_RE.sub("\0", key)
     bare_value = PLACEHOLDER_RE.sub("\0", value)
     problems += _injection_problems(bare_value)
@@ -129,6 +145,47 @@ def check_entry(key: str, value: str, glossary: tuple[Term, ...] = ()) -> list[s
     if value.strip() == key.strip() and len(re.findall(r"[A-Za-z]{2,}", bare_key)) > 2:
         problems.append("the English is copied unchanged: translate it or leave it ''")
     return problems
+
+
+def _size_problems(key: str, value: str) -> list[str]:
+    """A value far longer than its English, or nested deeper than prose is."""
+    limit = LENGTH_RATIO * len(key) + LENGTH_MARGIN
+    if len(value) > limit:
+        return [
+            f"the translation is {len(value)} characters long, more than "
+            f"{LENGTH_RATIO} × the English ({len(key)}) + {LENGTH_MARGIN} = {limit}"
+        ]
+    problems = []
+    for opener, closer in ("[]", "()"):
+        depth = _nesting(value, opener, closer)
+        if depth > max(MAX_NESTING, _nesting(key, opener, closer)):
+            problems.append(
+                f"{opener}{closer} nested {depth} deep: at most {MAX_NESTING} "
+                "levels of brackets or parentheses are allowed"
+            )
+    return problems
+
+
+def _nesting(text: str, opener: str, closer: str) -> int:
+    """The deepest nesting of unescaped `opener`…`closer` pairs in `text`."""
+    depth = deepest = 0
+    for m in re.finditer(rf"\\.|[{re.escape(opener + closer)}]", text, re.S):
+        if m.group(0) == opener:
+            depth += 1
+            deepest = max(deepest, depth)
+        elif m.group(0) == closer:
+            depth = max(depth - 1, 0)
+    return deepest
+
+
+def _character_problems(value: str) -> list[str]:
+    """Control characters and bidirectional controls, each named once."""
+    found = dict.fromkeys(m.group(0) for m in _FORBIDDEN_CHAR.finditer(value))
+    return [
+        f"the control character U+{ord(c):04X} is not allowed in a translation"
+        + (" (it changes the direction of the text)" if c >= "\u2000" else "")
+        for c in found
+    ]
 
 
 def _placeholder_problems(key: str, value: str) -> list[str]:
@@ -195,10 +252,20 @@ def _structure_problems(
     for link in re.findall(r"\]\(_\^_\d+_\^_\)", key):
         if link not in value:
             problems.append(f"link {link!r} is broken: keep ']' and '(' together")
+    if _images(bare_value) > _images(bare_key):
+        problems.append(
+            "'![' makes a link an image (its text would be lost): write '[' as "
+            "the English does"
+        )
     for marker, odd in _emphasis_parity(bare_key).items():
         if not odd and _emphasis_parity(bare_value)[marker]:
             problems.append(f"unbalanced emphasis: an odd number of {marker!r}")
     return problems
+
+
+def _images(text: str) -> int:
+    """How many `![` (an image's start) there are, not counting `\\![`."""
+    return len(re.findall(r"(?<!\\)!\[", re.sub(r"\\\\", "", text)))
 
 
 def _brackets_balanced(text: str) -> bool:
