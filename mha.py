@@ -1,8 +1,9 @@
 r"""
 ---
 title: Multi-head attention
-summary: Multi-head attention in PyTorch, one idea at a time, with the scaling, the
-  masks and a key/value cache for fast decoding, checked against PyTorch's own.
+summary: Multi-head attention in PyTorch, one idea at a time, from four tokens
+  worked by hand to a decoder layer with cross-attention, every claim run on the
+  page and checked against PyTorch's own.
 ---
 
 # Multi-head attention
@@ -14,8 +15,10 @@ scaled dot-product form in
 behind the transformer:
 
 $$
-\mathrm{Attention}(Q, K, V)
-  = \mathrm{softmax}\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V
+\begin{aligned}
+&\mathrm{Attention}(Q, K, V) \\
+&\quad = \mathrm{softmax}\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V
+\end{aligned}
 $$
 
 Each row of $Q$ is a *query*: what a position is looking for. Each row of $K$
@@ -23,200 +26,128 @@ is a *key*: what a position offers to be found by. $Q K^\top$ scores every
 query against every key, the softmax turns each row of scores into weights that
 sum to one, and the weights average the rows of $V$, the *values*.
 
-*Multi-head* attention runs several of these side by side on smaller learned
-projections of the same input, so that one head can follow, say, the previous
-word while another follows the subject of the sentence; their results are
-concatenated and projected back.
+*Multi-head* attention runs several of these side by side, each on its own
+learned projection of the same input, so that each head can learn its own
+pattern of what to look at; their results are concatenated and projected
+back. The page builds it in this order: attention on four tokens, worked by
+hand; the function; masks; why the scores are scaled; heads; the module; a
+key/value cache for generating text; a decoder layer that attends to another
+sequence; and a check against PyTorch's own implementation.
 
 ## Shapes
 
-Every tensor's shape is written with these letters:
+Every tensor's shape is written with these letters, here and in `train.py`:
 
 | letter | meaning |
 |---|---|
 | `B` | batch size |
-| `H` | number of heads |
+| `S` | sequence length |
+| `Sq`, `Sk` | query positions; key (and value) positions |
+| `Sn` | new key positions given to a cache that holds the rest |
 | `D` | model width, `d_model` |
+| `H` | number of heads |
 | `Dk` | width of one head, `D // H` (the $d_k$ of the formula) |
-| `Sq` | query positions: the positions whose outputs we compute |
-| `Sk` | key (and value) positions: the positions attended to |
-| `Sn` | new key positions passed in one call when a cache holds the rest |
-| `L` | capacity of a key/value cache, `max_len` |
-| `N` | number of samples in the scaling experiment |
+| `M` | capacity of a key/value cache, `max_len` |
+| `L` | number of transformer blocks |
+| `N` | vocabulary size: how many different tokens there are |
 
-Tensors are batch first, `[B, S, D]`; inside attention, heads come second,
-`[B, H, S, Dk]`, the layout `scaled_dot_product_attention` expects.
+`train.py` uses `B`, `S`, `D`, `H`, `L` and `N`. Tensors are batch first,
+`[B, S, D]`; inside attention, heads come second, `[B, H, S, Dk]`, the layout
+PyTorch's `scaled_dot_product_attention` expects.
 """
 
 from __future__ import annotations
 
+import json
 import math
-from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-# ## Why scale by $1/\sqrt{d_k}$
+import mha_report as report
+
+# ## Attention on four tokens
 #
-# Take a query $q$ and a key $k$ whose $d_k$ components are independent, with
-# mean $0$ and variance $1$. Each product $q_i k_i$ then has mean $0$ and
-# variance $1$, and their sum has variance $d_k$:
-#
-# $$
-# \mathrm{Var}(q \cdot k) = \sum_{i=1}^{d_k} \mathrm{Var}(q_i k_i) = d_k
-# $$
-#
-# With $d_k = 64$ the scores spread over about $\pm 8$, and the softmax of
-# scores that far apart is close to one-hot. A one-hot softmax has a gradient
-# close to zero, so the model stops learning which keys to prefer. Dividing by
-# $\sqrt{d_k}$ brings the variance back to $1$ whatever the head width.
-#
-# The experiment below measures this instead of taking it on trust. For each
-# $d_k$ it draws `samples` queries, each scored against `keys` keys, and
-# reports the variance of the scores, the largest softmax weight and the size
-# of the softmax's gradient. Unscaled, as $d_k$ grows the largest weight
-# climbs towards $1$ and the gradient shrinks towards $0$; scaled, neither
-# moves.
+# Take the sentence "cats chase small mice". Give each word a query and a key
+# with two features, `[S, 2]`: the first means *noun*, the second *action*.
+# The keys say what each word is: `cats` and `mice` are nouns, `chase` an
+# action, and `small` is neither. The queries say what each word looks for:
+# a noun looks for its action, the verb for the nouns it joins, and the
+# adjective, more weakly, for a noun. The values `[S, 3]` are one-hot word
+# classes (noun, action, adjective), so the output says what kind of word each
+# position read from.
+
+WORDS = ["cats", "chase", "small", "mice"]
+CLASSES = ["noun", "action", "adjective"]
+TOY_QUERIES = torch.tensor([[0.0, 2.0], [2.0, 0.0], [1.0, 0.0], [0.0, 2.0]])
+TOY_KEYS = torch.tensor([[2.0, 0.0], [0.0, 2.0], [0.0, 0.0], [2.0, 0.0]])
+TOY_VALUES = torch.tensor([[1.0, 0, 0], [0, 1.0, 0], [0, 0, 1.0], [1.0, 0, 0]])
+
+# The scores $Q K^\top$: one row per query, one column per key, each entry
+# the dot product of a query with a key. A query scores high on the keys
+# that share its feature, and 0 on keys it has nothing in common with.
+
+#| print(report.matrix_table(TOY_QUERIES @ TOY_KEYS.T, WORDS, WORDS, digits=0))
+
+# `attention()`, written out in the next section, divides the scores by
+# $\sqrt{d_k} = \sqrt{2}$ and takes the softmax of each row: the weights
+# $A$. Every row sums to one (the last column).
 
 
-@dataclass(frozen=True)
-class ScalingRow:
-    """One width $d_k$: score spread, softmax peak and gradient, raw and scaled."""
-
-    d_k: int
-    var_raw: float  # variance of q·k
-    var_scaled: float  # variance of q·k / sqrt(d_k)
-    peak_raw: float  # mean of the largest softmax probability, raw scores
-    peak_scaled: float  # the same with scaled scores
-    grad_raw: float  # mean norm of the softmax Jacobian, raw scores
-    grad_scaled: float  # the same with scaled scores
+def toy_attention() -> tuple[torch.Tensor, torch.Tensor]:
+    """The worked example: output `[S, 3]` and weights `[S, S]`."""
+    return attention(TOY_QUERIES, TOY_KEYS, TOY_VALUES)
 
 
-# The softmax $p$ of a row of scores has the Jacobian
-# $\partial p / \partial s = \mathrm{diag}(p) - p p^\top$. Its norm measures how
-# much a change in the scores can still move the weights: it is largest for a
-# flat $p$ and falls to $0$ as $p$ becomes one-hot.
+def print_toy_weights() -> None:
+    """The weights as a table, with each row's sum."""
+    _, weights = toy_attention()
+    with_sums = torch.cat([weights, weights.sum(-1, keepdim=True)], dim=-1)
+    print(report.matrix_table(with_sums, WORDS, WORDS + ["row sum"]))
 
 
-def softmax_jacobian_norm(probs: torch.Tensor) -> torch.Tensor:
-    """Frobenius norm of the softmax Jacobian for each row of `probs` `[..., Sk]`."""
-    jacobian = torch.diag_embed(probs) - probs.unsqueeze(-1) * probs.unsqueeze(-2)
-    return jacobian.flatten(-2).norm(dim=-1)
+#| print_toy_weights()
+
+# Read the row of `cats` in the table: it puts most of its weight on
+# `chase`, its action, and splits what is left evenly over the three words
+# it scored 0 against. The row of `small` splits its weight equally between
+# `cats` and `mice`: nothing in these features tells the two nouns apart,
+# and attention on its own does not know word order, so it cannot prefer the
+# noun right after it. (Models add each token's position to it for this;
+# `train.py` does.) The same weights as a heatmap, a row per query and a
+# column per key:
 
 
-def scaling_experiment(
-    d_ks: tuple[int, ...] = (4, 16, 64, 256, 1024),
-    *,
-    keys: int = 16,
-    samples: int = 1000,
-    seed: int = 0,
-) -> list[ScalingRow]:
-    """Measure the effect of the $1/\\sqrt{d_k}$ scale; deterministic for a seed."""
-    generator = torch.Generator().manual_seed(seed)
-    rows = []
-    for d_k in d_ks:
-        # Queries `[N, 1, Dk]` against keys `[N, keys, Dk]`: scores `[N, keys]`.
-        q = torch.randn(samples, 1, d_k, generator=generator, dtype=torch.float64)
-        k = torch.randn(samples, keys, d_k, generator=generator, dtype=torch.float64)
-        raw = (q * k).sum(dim=-1)
-        scaled = raw / math.sqrt(d_k)
-        p_raw, p_scaled = raw.softmax(dim=-1), scaled.softmax(dim=-1)
-        rows.append(
-            ScalingRow(
-                d_k=d_k,
-                var_raw=raw.var().item(),
-                var_scaled=scaled.var().item(),
-                peak_raw=p_raw.amax(dim=-1).mean().item(),
-                peak_scaled=p_scaled.amax(dim=-1).mean().item(),
-                grad_raw=softmax_jacobian_norm(p_raw).mean().item(),
-                grad_scaled=softmax_jacobian_norm(p_scaled).mean().item(),
-            )
-        )
-    return rows
+def draw_toy_weights() -> None:
+    """The worked example's weights `[S, S]`, each written in its cell."""
+    report.draw_heatmaps({"A": toy_attention()[1]}, WORDS, WORDS, numbers=True)
 
 
-def format_scaling_table(rows: list[ScalingRow]) -> str:
-    """The experiment as a Markdown table."""
-    header = ["d_k", "Var(q·k)", "Var(q·k/√d_k)", "max p", "max p, scaled"]
-    header += ["‖∂p/∂s‖", "‖∂p/∂s‖, scaled"]
-    cells = [
-        [f"{r.d_k}", f"{r.var_raw:.1f}", f"{r.var_scaled:.2f}"]
-        + [f"{r.peak_raw:.3f}", f"{r.peak_scaled:.3f}"]
-        + [f"{r.grad_raw:.3f}", f"{r.grad_scaled:.3f}"]
-        for r in rows
-    ]
-    return markdown_table(header, cells, align="rrrrrrr")
+#| draw_toy_weights()  | alt: cats and mice look at chase; chase and small at the nouns
 
+# The output is the weighted average of the values, $A V$. With one-hot
+# values, each output row adds up the weights per class: the row of `cats`
+# has read mostly an action, the row of `chase` mostly nouns. The module
+# below does the same with learned queries, keys and values of many features.
 
-# Both tables pad their columns to one width, so that their Markdown reads
-# as a table as it is, in a terminal or on this page.
-
-
-def markdown_table(header: list[str], rows: list[list[str]], align: str) -> str:
-    """A Markdown table; `align` holds "l" or "r" for each column."""
-    columns = zip(header, *rows, strict=True)
-    widths = [max(len(cell) for cell in column) for column in columns]
-
-    def line(cells: list[str]) -> str:
-        padded = [
-            cell.ljust(width) if side == "l" else cell.rjust(width)
-            for cell, width, side in zip(cells, widths, align, strict=True)
-        ]
-        return "| " + " | ".join(padded) + " |"
-
-    end = {"l": "-", "r": ":"}  # `---:` aligns a column to the right
-    rule = ["-" * (w - 1) + end[side] for w, side in zip(widths, align, strict=True)]
-    return "\n".join([line(header), line(rule), *map(line, rows)])
-
-
-# Measured when this page was built, with the defaults above:
-
-#| print(format_scaling_table(scaling_experiment()))
-
-# The same measurements drawn against the head width, on a log scale: the
-# unscaled softmax saturates, its largest weight climbing towards $1$ and its
-# gradient falling towards $0$, while the scaled one stays where it was at
-# $d_k = 4$. Figures import matplotlib when called, so the module does not
-# need it.
-
-
-def plot_softmax_saturation(rows: list[ScalingRow] | None = None) -> None:
-    """The experiment's largest weight and gradient norm against $d_k$."""
-    import matplotlib.pyplot as plt
-
-    rows = rows or scaling_experiment()
-    d_k = [r.d_k for r in rows]
-    fig, (peak, grad) = plt.subplots(1, 2, figsize=(8, 3.2))
-    for ax, field, label in (
-        (peak, "peak", "largest weight, mean"),
-        (grad, "grad", "‖∂p/∂s‖, mean"),
-    ):
-        raw = [getattr(r, f"{field}_raw") for r in rows]
-        scaled = [getattr(r, f"{field}_scaled") for r in rows]
-        ax.plot(d_k, raw, marker="o", label="q·k")
-        ax.plot(d_k, scaled, marker="o", label="q·k / √d_k")
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("d_k")
-        ax.set_ylabel(label)
-        ax.set_ylim(bottom=0)
-        ax.grid(alpha=0.3)
-    peak.legend()
-    fig.tight_layout()
-
-
-#| plot_softmax_saturation()  | alt: unscaled, the peak weight nears 1 as d_k grows
+#| print(report.matrix_table(toy_attention()[0], WORDS, CLASSES))
 
 # ## Scaled dot-product attention
 #
-# This is the formula, written out so that each step can be read: the teaching
-# path. `MultiHeadAttention` uses it whenever the caller asks for the attention
-# weights; otherwise it calls PyTorch's fused kernel, which computes the same
-# numbers without ever storing the `[Sq, Sk]` matrix of weights.
+# This is the formula, written out so that each step can be read. It is the
+# *explicit path*: `MultiHeadAttention` uses it whenever the caller asks for
+# the attention weights. Otherwise it calls PyTorch's fused
+# `scaled_dot_product_attention`, which computes the same numbers; its flash
+# and memory-efficient kernels (on the devices and with the masks that allow
+# them) do so without storing the `[Sq, Sk]` matrix of weights, while its
+# plain fallback stores it as we do.
 #
 # `mask` is boolean and `True` means *may attend*, as in
-# `scaled_dot_product_attention`. It must broadcast to `[B, H, Sq, Sk]`.
-# `dropout`, if given, is applied to the weights (e.g. an `nn.Dropout`).
+# `scaled_dot_product_attention`. It must broadcast to the scores'
+# `[..., Sq, Sk]`. `dropout`, if given, is applied to the weights (e.g. an
+# `nn.Dropout`).
 
 
 def attention(
@@ -241,7 +172,7 @@ def attention(
     weights = scores.softmax(dim=-1)
     # A fully masked row came out uniform (all its scores were equal); zeroing
     # the masked weights turns it into a row of zeros, so that query reads
-    # nothing: a zero output and zero gradients instead of NaN. Such rows are
+    # nothing: a zero vector and zero gradients instead of NaN. Such rows are
     # ordinary (left padding, an empty sequence in a batch), and one NaN would
     # poison the loss and every parameter. Rows with an allowed key do not
     # change: their masked weights were already 0.
@@ -257,7 +188,10 @@ def attention(
 # ## Masks
 #
 # A mask says which keys each query may use. Two are so common that they get
-# helpers; both return booleans with `True` = may attend.
+# helpers; both return booleans with `True` = may attend. Other code uses the
+# opposite polarity: in `torch.nn.MultiheadAttention`, `True` means *may
+# not* attend, and the Annotated Transformer fills the scores where
+# `mask == 0`. Check which one a mask follows before passing it on.
 #
 # **Causal.** A language model learns to predict the token after each
 # position, so the output at position $i$ must not use the tokens after it:
@@ -273,10 +207,7 @@ def causal_mask(
 ) -> torch.Tensor:
     """`[Sq, Sk]` boolean, `True` where query `i` may see key `j`."""
     seq_k = seq_q if seq_k is None else seq_k
-    if seq_q < 0 or seq_k < 0:
-        raise ValueError(
-            f"causal_mask: expected lengths >= 0, got seq_q={seq_q}, seq_k={seq_k}"
-        )
+    report.check_lengths("causal_mask", seq_q=seq_q, seq_k=seq_k)
     i = torch.arange(seq_q, device=device).unsqueeze(1)  # [Sq, 1]
     j = torch.arange(seq_k, device=device).unsqueeze(0)  # [1, Sk]
     return j <= i + (seq_k - seq_q)
@@ -287,13 +218,9 @@ def causal_mask(
 # padding: it is not part of the sentence. Give either the lengths (padding on
 # the right), or the token ids and the id used for padding (padding anywhere,
 # left padding included). The mask is `[B, 1, 1, S]`: the same for every head
-# and every query, so it broadcasts over both.
-#
-# The two combine with a logical *and*: `causal_mask(s) & padding_mask(ids,
-# pad_id)` lets a token see itself and the real tokens before it. Some queries
-# are then left with no key at all: under left padding, the leading pads see
-# only the pads before them, and every query of an empty sequence sees nothing.
-# Their rows are fully masked, and both paths give them a zero vector.
+# and every query. Broadcasting stretches it over both without copying; a
+# `[B, H, Sq, Sk]` mask made with `repeat` would hold `H * Sq` copies of each
+# row in memory.
 
 
 def padding_mask(
@@ -304,37 +231,176 @@ def padding_mask(
 ) -> torch.Tensor:
     """`[B, 1, 1, S]` boolean, `True` on real tokens, `False` on padding."""
     x = torch.as_tensor(lengths_or_ids)
+    report.check_padding_input(x, pad_id, seq_len)
     if pad_id is not None:
-        if x.dim() != 2 or (seq_len is not None and seq_len != x.shape[1]):
-            raise ValueError(
-                f"padding_mask: with pad_id, expected token ids [batch, seq]"
-                f"{'' if seq_len is None else f' with seq={seq_len}'}, "
-                f"got shape {list(x.shape)}"
-            )
         return (x != pad_id)[:, None, None, :]
-    if x.dim() != 1 or x.is_floating_point() or (x.numel() and x.min() < 0):
-        raise ValueError(
-            "padding_mask: without pad_id, expected lengths as a 1-D tensor of "
-            f"non-negative integers [batch], got {x.dtype} of shape {list(x.shape)}"
-        )
     longest = int(x.max()) if x.numel() else 0
     seq_len = longest if seq_len is None else seq_len
-    if longest > seq_len:
-        raise ValueError(
-            f"padding_mask: seq_len={seq_len} is shorter than the longest "
-            f"length, {longest}"
-        )
     positions = torch.arange(seq_len, device=x.device)  # [S]
     return (positions < x[:, None])[:, None, None, :]  # [B, 1, 1, S]
 
 
-# ## Preparing queries, keys and values
+# The two combine with a logical *and*: `causal_mask(s) & padding_mask(ids,
+# pad_id)` lets a real token see itself and the real tokens before it. Some
+# queries are then left with no key at all: under left padding, every key a
+# leading pad could see is a pad, so it sees nothing, and neither does any
+# query of an empty sequence. Their rows are fully masked: `attention()`
+# gives them a zero vector, and so does the fused path. (In the module that
+# zero then goes through the output projection, so what comes out is that
+# projection's bias.)
 #
-# Each head works on its own learned projection of the input. One
-# `nn.Linear(D, D)` computes all heads' projections at once; reshaping its
-# output splits the last dimension into `H` heads of `Dk` features, and the
-# heads then move to the second dimension so that each head is a separate
-# batch of matrix products.
+# Below, six positions of which the last two are padding. The queries and
+# keys are set by hand so that each query prefers the key just before it, and
+# a row is a query, a column a key. Hatched cells are masked (`False`): their
+# weight is exactly $0$. The causal mask leaves the lower triangle; padding
+# hides the pad *keys* from every query; with both, a real token reads itself
+# and the real tokens before it, and the two pad queries read the real tokens
+# only, not themselves. Their outputs are later ignored (a loss skips
+# padding).
+
+
+def masks_example() -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+    """Weights `[S, S]` and hidden cells under three masks, six positions."""
+    seq, real = 6, 4
+    # Key j points at angle 0.8 j; query i at the angle of key i - 1. `[S, 2]`.
+    angle = 0.8 * torch.arange(seq)
+    keys = 3 * torch.stack([angle.cos(), angle.sin()], dim=-1)
+    queries = 3 * torch.stack([(angle - 0.8).cos(), (angle - 0.8).sin()], dim=-1)
+    causal = causal_mask(seq)  # [Sq, Sk]
+    padding = padding_mask(torch.tensor([real]), seq_len=seq)[0, 0]  # [1, Sk]
+    masks = {"causal": causal, "padding": padding, "both": causal & padding}
+    weights = {
+        name: attention(queries, keys, keys, mask)[1] for name, mask in masks.items()
+    }
+    hidden = {name: ~mask.expand(seq, seq) for name, mask in masks.items()}
+    return weights, hidden
+
+
+def draw_masks() -> None:
+    """The three heatmaps, masked cells hatched."""
+    weights, hidden = masks_example()
+    names = ["t0", "t1", "t2", "t3", "pad4", "pad5"]
+    report.draw_heatmaps(weights, names, names, hidden=hidden)
+
+
+#| draw_masks()  | alt: weights under the causal, padding and both masks, hatched
+
+# ## Why scale by $1/\sqrt{d_k}$
+#
+# The four tokens had $d_k = 2$. What goes wrong when $d_k$ is 64, as in many
+# models? Take a query $q$ and a key $k$ whose $d_k$ components are
+# independent, with mean $0$ and variance $1$. Each product $q_i k_i$ then has
+# mean $0$ and variance $1$, and their sum has variance $d_k$:
+#
+# $$
+# \mathrm{Var}(q \cdot k)
+#   = \sum_{i=1}^{d_k} \mathrm{Var}(q_i k_i) = d_k
+# $$
+#
+# So the wider the head, the further apart the scores, and the softmax of
+# scores far apart puts nearly all the weight on the largest. That stops
+# learning, because of how the softmax passes gradients back.
+#
+# The softmax $p$ of a row of scores $s$ has the Jacobian
+# $\partial p / \partial s = \mathrm{diag}(p) - p p^\top$. Its size measures
+# how much a change in the scores can still move the weights. It is $0$ for a
+# one-hot $p$ and falls towards $0$ as $p$ nears one-hot, as the table below
+# shows for a few rows of 16 weights.
+
+
+def softmax_jacobian_norm(probs: torch.Tensor) -> torch.Tensor:
+    """Frobenius norm of the softmax Jacobian for each row of `probs` `[..., Sk]`."""
+    jacobian = torch.diag_embed(probs) - probs.unsqueeze(-1) * probs.unsqueeze(-2)
+    return jacobian.flatten(-2).norm(dim=-1)
+
+
+def print_jacobian_norms(keys: int = 16) -> None:
+    """The Jacobian's norm for rows of `keys` weights, flat to one-hot."""
+    rows = {"flat": torch.full((keys,), 1.0 / keys)}
+    for peak in (0.5, 0.9, 0.99, 1.0):  # one weight `peak`, the rest shared
+        rows[f"one weight {peak}"] = torch.full((keys,), (1 - peak) / (keys - 1))
+        rows[f"one weight {peak}"][0] = peak
+    cells = [
+        [name, f"{p.max():.3f}", f"{softmax_jacobian_norm(p):.3f}"]
+        for name, p in rows.items()
+    ]
+    print(report.markdown_table(["weights p", "max p", "‖∂p/∂s‖"], cells, align="lrr"))
+
+
+#| print_jacobian_norms()
+
+# The experiment below measures what happens to real scores. For each $d_k$
+# it draws `samples` queries, each scored against `keys` keys, and reports
+# the variance of the scores, the mean largest softmax weight (`max p`) and
+# the mean size of the softmax's gradient, unscaled and scaled.
+
+
+def scaling_experiment(
+    d_ks: tuple[int, ...] = (2, 4, 16, 64, 256, 1024),
+    *,
+    keys: int = 16,
+    samples: int = 1000,
+    seed: int = 0,
+) -> list[report.ScalingRow]:
+    """Measure the effect of the $1/\\sqrt{d_k}$ scale; deterministic for a seed."""
+    generator = torch.Generator().manual_seed(seed)
+    rows = []
+    for d_k in d_ks:
+        # `samples` queries `[samples, 1, Dk]` against keys `[samples, keys, Dk]`:
+        # scores `[samples, keys]`.
+        q = torch.randn(samples, 1, d_k, generator=generator, dtype=torch.float64)
+        k = torch.randn(samples, keys, d_k, generator=generator, dtype=torch.float64)
+        raw = (q * k).sum(dim=-1)
+        scaled = raw / math.sqrt(d_k)
+        p_raw, p_scaled = raw.softmax(dim=-1), scaled.softmax(dim=-1)
+        rows.append(
+            report.ScalingRow(
+                d_k=d_k,
+                var_raw=raw.var().item(),
+                var_scaled=scaled.var().item(),
+                peak_raw=p_raw.amax(dim=-1).mean().item(),
+                peak_scaled=p_scaled.amax(dim=-1).mean().item(),
+                grad_raw=softmax_jacobian_norm(p_raw).mean().item(),
+                grad_scaled=softmax_jacobian_norm(p_scaled).mean().item(),
+            )
+        )
+    return rows
+
+
+# Measured when this page was built, with the defaults above. Read the row
+# $d_k = 64$: the variance of the raw scores is about $d_k$, the largest
+# weight unscaled (`max p raw`) is far above the scaled one, and the last
+# column, `kept`, gives the share of the scaled gradient that the unscaled
+# scores keep: from $d_k = 16$ on, the wider the head, the less is left.
+# Divided by $\sqrt{d_k}$, the scores have
+# variance about $1$ at every width, and neither the largest weight nor the
+# gradient moves.
+
+#| print(report.format_scaling_table(scaling_experiment()))
+
+# The same measurements against the head width (the horizontal axis is on a
+# log scale): the unscaled softmax saturates, its largest weight climbing
+# towards $1$ and its gradient falling towards $0$, while the scaled one
+# stays where it was at $d_k = 2$.
+
+#| report.plot_scaling(scaling_experiment())  | alt: unscaled, max p → 1, gradient → 0
+
+# ## Heads are column blocks of one projection
+#
+# The paper gives head $i$ its own projections $W^Q_i$, $W^K_i$, $W^V_i$,
+# each `[D, Dk]`. Placed side by side they make one `[D, D]` matrix, and one
+# product computes every head's projection at once:
+#
+# $$
+# W^Q = \left[\, W^Q_1 \mid W^Q_2 \mid \dots \mid W^Q_H \,\right]
+# $$
+#
+# so columns $[i D_k, (i + 1) D_k)$ of $x W^Q$ are head $i$'s queries.
+# `nn.Linear(D, D)` is that product (it stores the transpose, $W^{Q\top}$,
+# so head $i$ is a block of *rows* of its `weight`). Reshaping its output
+# splits the last dimension into `H` heads of `Dk` features, and the heads
+# then move to the second dimension, so that each head is a separate batch of
+# matrix products.
 
 
 class PrepareForMultiHeadAttention(nn.Module):
@@ -353,78 +419,47 @@ class PrepareForMultiHeadAttention(nn.Module):
         return x.transpose(1, 2)
 
 
-# ## The key/value cache
-#
-# A model that generates text calls attention once per new token, and needs
-# only the newest output. Recomputing the whole prefix at step $t$ projects
-# all $t$ tokens and scores $t \times t$ query-key pairs: $O(t^2)$ work for
-# one token. Yet the keys and values of old tokens never change (under the
-# causal mask old tokens never see new ones). The cache keeps them, so a step
-# projects only the new token and scores it against the $t$ stored keys:
-# $O(t)$ work, with the same result.
-#
-# The storage is allocated once, `[B, H, L, Dk]`, and filled in place; growing
-# it with `torch.cat` would allocate and copy the whole prefix at every step.
-# `length` counts the positions filled. Use the cache for inference, under
-# `torch.no_grad()`: with gradients on, its in-place writes would tie all the
-# steps into one autograd graph.
+# To see it, cut the weight into `H` blocks of `Dk` rows, project with each
+# block on its own, as the paper writes it, and compare with the module. The
+# two agree to within float32 rounding: the same products, summed in
+# another order.
 
 
-class KVCache:
-    """Preallocated keys and values `[B, H, L, Dk]`, the first `length` filled."""
-
-    def __init__(self, keys: torch.Tensor, values: torch.Tensor):
-        self.keys = keys
-        self.values = values
-        self.length = 0
-
-    @property
-    def max_len(self) -> int:
-        return self.keys.shape[2]
-
-    @property
-    def batch_size(self) -> int:
-        return self.keys.shape[0]
-
-    def reset(self) -> None:
-        """Forget the stored positions; the storage is kept for reuse."""
-        self.length = 0
-
-    # New positions `[B, H, Sn, Dk]` go to `[length, length + Sn)`; the return
-    # values are views of the filled part, `[B, H, Sk, Dk]` with
-    # $S_k = \text{length} + S_n$, not copies.
-    def append(
-        self, key: torch.Tensor, value: torch.Tensor
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        start, end = self.length, self.length + key.shape[2]
-        if key.shape[0] != self.batch_size:
-            raise ValueError(
-                f"kv_cache: made for batch size {self.batch_size}, got a batch of "
-                f"{key.shape[0]}; make a new cache with new_cache({key.shape[0]}, ...)"
-            )
-        if end > self.max_len:
-            raise ValueError(
-                f"kv_cache: full, holds {start} of max_len={self.max_len} "
-                f"positions and {key.shape[2]} more were given; reset() it or "
-                f"make a larger one"
-            )
-        self.keys[:, :, start:end] = key
-        self.values[:, :, start:end] = value
-        self.length = end
-        return self.keys[:, :, :end], self.values[:, :, :end]
+def heads_as_blocks(d_model: int = 8, heads: int = 2, seed: int = 0) -> None:
+    """Project with each head's block of rows; compare with one projection."""
+    torch.manual_seed(seed)
+    prepare = PrepareForMultiHeadAttention(d_model, heads, d_model // heads)
+    x = torch.randn(1, 3, d_model)  # [B, S, D]
+    blocks = prepare.linear.weight.split(prepare.d_k)  # H blocks [Dk, D]
+    biases = prepare.linear.bias.split(prepare.d_k)  # H blocks [Dk]
+    separate = torch.stack(
+        [F.linear(x, w, b) for w, b in zip(blocks, biases, strict=True)], dim=1
+    )  # H times [B, S, Dk] -> [B, H, S, Dk]
+    together = prepare(x)  # [B, H, S, Dk]
+    print(f"weight {list(prepare.linear.weight.shape)} -> {heads} blocks of", end=" ")
+    print(f"{list(blocks[0].shape)}; output {list(together.shape)}")
+    difference = (separate - together).abs().max().item()
+    print(f"largest difference: {difference:.1e}; float32 steps near 1 are", end=" ")
+    print(f"{torch.finfo(torch.float32).eps:.1e} apart")
 
 
-# ## Multi-head attention
+#| heads_as_blocks()
+
+# ## The module
 #
 # $$
-# \mathrm{MultiHead}(Q, K, V) = \mathrm{Concat}(\mathrm{head}_1, \dots,
-#   \mathrm{head}_h) W^O, \quad
-# \mathrm{head}_i = \mathrm{Attention}(Q W^Q_i, K W^K_i, V W^V_i)
+# \begin{aligned}
+# \mathrm{head}_i &= \mathrm{Attention}(Q W^Q_i,\, K W^K_i,\, V W^V_i) \\
+# \mathrm{MultiHead} &= \mathrm{Concat}(\mathrm{head}_1, \dots,
+#   \mathrm{head}_H)\, W^O
+# \end{aligned}
 # $$
 #
-# The submodules keep the classic names `query.linear`, `key.linear`,
-# `value.linear` and `output`, so a state dict saved from that layout loads.
-# `bias=False` removes the bias of all four projections.
+# The submodules are named `query.linear`, `key.linear`, `value.linear` and
+# `output`, the layout of labml's annotated `MultiHeadAttention` (its state
+# dict holds `query.linear.weight`, `query.linear.bias`, …, `output.weight`),
+# so a state dict saved from it loads here unchanged. `bias=False` removes the
+# bias of all four projections.
 
 
 class MultiHeadAttention(nn.Module):
@@ -434,11 +469,7 @@ class MultiHeadAttention(nn.Module):
         self, d_model: int, heads: int, dropout: float = 0.0, bias: bool = True
     ):
         super().__init__()
-        if heads < 1 or d_model % heads != 0:
-            raise ValueError(
-                f"MultiHeadAttention: d_model={d_model} must be divisible by "
-                f"heads={heads} (each head gets d_model // heads features)"
-            )
+        report.check_heads("MultiHeadAttention", d_model, heads)
         self.d_model = d_model
         self.heads = heads
         self.d_k = d_model // heads
@@ -458,55 +489,15 @@ class MultiHeadAttention(nn.Module):
     ) -> KVCache:
         """An empty cache for `batch_size` sequences of up to `max_len` positions."""
         weight = self.key.linear.weight
-        shape = (batch_size, self.heads, max_len, self.d_k)  # [B, H, L, Dk]
+        shape = (batch_size, self.heads, max_len, self.d_k)  # [B, H, M, Dk]
         options = dict(device=device or weight.device, dtype=dtype or weight.dtype)
         return KVCache(torch.empty(shape, **options), torch.empty(shape, **options))
-
-    # Bad input fails here, naming the argument, the expected shape and the
-    # one received, rather than deep inside a matrix product.
-    def _check_inputs(
-        self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor
-    ) -> None:
-        for name, x in (("query", query), ("key", key), ("value", value)):
-            if x.dim() != 3 or x.shape[-1] != self.d_model:
-                raise ValueError(
-                    f"MultiHeadAttention: {name} must be [batch, seq, "
-                    f"d_model={self.d_model}], got {list(x.shape)}"
-                )
-        if key.shape[1] != value.shape[1]:
-            raise ValueError(
-                f"MultiHeadAttention: key and value must have the same length, "
-                f"got key {list(key.shape)} and value {list(value.shape)}"
-            )
-        if not query.shape[0] == key.shape[0] == value.shape[0]:
-            raise ValueError(
-                f"MultiHeadAttention: query, key and value must have the same "
-                f"batch size, got {list(query.shape)}, {list(key.shape)}, "
-                f"{list(value.shape)}"
-            )
-
-    # A mask must broadcast to `[B, H, Sq, Sk]`. The fused kernel wants at
-    # least two dimensions, so a `[Sk]` mask becomes `[1, Sk]`.
-    def _check_mask(self, mask: torch.Tensor, full: tuple[int, ...]) -> torch.Tensor:
-        ok = mask.dtype == torch.bool and mask.dim() <= 4
-        if ok:
-            try:
-                ok = torch.broadcast_shapes(mask.shape, full) == full
-            except RuntimeError:
-                ok = False
-        if not ok:
-            raise ValueError(
-                f"MultiHeadAttention: mask must be bool (True = may attend) and "
-                f"broadcast to [batch, heads, seq_q, seq_k]={list(full)}, got "
-                f"{mask.dtype} of shape {list(mask.shape)}"
-            )
-        return mask.unsqueeze(0) if mask.dim() == 1 else mask
 
     # The mask and the causal flag become one boolean mask, or stay a flag.
     #
     # * Causal with as many queries as keys and no other mask: the flag goes
-    #   to `scaled_dot_product_attention` as is, and its kernel skips the
-    #   masked half without building a mask.
+    #   to `scaled_dot_product_attention` as is, and the kernels that support
+    #   it skip the masked half without building a mask.
     # * A single query, as in each decoding step with a cache: aligned to the
     #   end of the keys, the causal mask allows every key, so nothing is masked.
     # * Otherwise the causal mask is built, aligned to the end of the keys.
@@ -552,7 +543,13 @@ class MultiHeadAttention(nn.Module):
         Returns the output `[B, Sq, D]`, or `(output, weights)` with the
         weights `[B, H, Sq, Sk]` when `need_weights=True`.
         """
-        self._check_inputs(query, key, value)
+        # Bad input fails here, naming the argument, the expected shape and the
+        # one received, rather than deep inside a matrix product.
+        where = "MultiHeadAttention"
+        for name, x in (("query", query), ("key", key), ("value", value)):
+            report.check_sequence(where, name, x, self.d_model)
+        report.check_same_length(where, key=key, value=value)
+        report.check_same_batch(where, query=query, key=key, value=value)
         batch, seq_q, _ = query.shape
         # 1. Project and split into heads: `[B, S, D] -> [B, H, S, Dk]`.
         q = self.query(query)
@@ -563,77 +560,333 @@ class MultiHeadAttention(nn.Module):
         if kv_cache is not None:
             k, v = kv_cache.append(k, v)
         # The mask is checked against the full `[B, H, Sq, Sk]`, cached keys
-        # included, then merged with the causal flag as described above.
+        # included, then merged with the causal flag as described above. The
+        # fused kernel wants at least two dimensions: a `[Sk]` mask becomes
+        # `[1, Sk]`.
         seq_k = k.shape[2]
         if mask is not None:
-            mask = self._check_mask(mask, (batch, self.heads, seq_q, seq_k))
+            report.check_mask(where, mask, (batch, self.heads, seq_q, seq_k))
+            mask = mask.unsqueeze(0) if mask.dim() == 1 else mask
         mask, flag = self._merge_masks(mask, is_causal, seq_q, seq_k, q.device)
-        # 3a. Weights requested: the teaching path computes them explicitly.
+        # 3. The explicit path when the weights are asked for; it needs the
+        # causal flag as a mask.
         if need_weights:
             if flag:
                 mask = causal_mask(seq_q, seq_k, device=q.device)
             x, weights = attention(q, k, v, mask, self.dropout)
-        # 3b. Otherwise the fused kernel: no `[Sq, Sk]` matrix is kept, and
-        # (since PyTorch 2.5) a fully masked row also comes out as zeros.
+        # Otherwise the fused path, `scaled_dot_product_attention`. Since
+        # PyTorch 2.5 it, too, gives a fully masked row zeros.
         else:
             p = self.dropout.p if self.training else 0.0
             x = F.scaled_dot_product_attention(
                 q, k, v, attn_mask=mask, dropout_p=p, is_causal=flag
             )
         # 4. Concatenate the heads, `[B, H, Sq, Dk] -> [B, Sq, H, Dk] ->
-        # [B, Sq, D]`, and mix them with the output projection $W^O$.
+        # [B, Sq, D]`, and mix them with the output projection $W^O$. After
+        # `transpose` the tensor is no longer laid out row by row in memory
+        # (not *contiguous*), so `.view` would raise an error; `reshape`
+        # copies it into order, the same as `.contiguous().view(...)`.
         x = x.transpose(1, 2).reshape(batch, seq_q, self.d_model)
         x = self.output(x)
         return (x, weights) if need_weights else x
 
 
-# ## The masks, seen
+# ## The key/value cache
 #
-# One head of a small, untrained `MultiHeadAttention` over one sequence of
-# six tokens whose last two are padding. A row is a query, a column a key,
-# and each row of weights sums to one. Hatched cells are masked (`False`):
-# their weight is exactly $0$. The causal mask leaves the lower triangle;
-# padding hides the pad keys from every query; with both, each query reads
-# itself and the real tokens before it.
+# A model that generates text calls attention once per new token, and needs
+# only the newest output. Recomputing the whole prefix at step $t$ projects
+# all $t$ tokens and scores $t \times t$ query-key pairs. Yet the keys and
+# values of old tokens never change (under the causal mask old tokens never
+# see new ones). The cache keeps them, so a step projects only the new token
+# (the same work at every step) and scores it against the $t$ stored keys:
+# attention work that grows as $O(t)$ rather than $O(t^2)$, with the same
+# result.
+#
+# The storage is allocated once, `[B, H, M, Dk]`, and filled in place; growing
+# it with `torch.cat` would allocate and copy the whole prefix at every step.
+# `length` counts the positions filled. Use the cache for inference, under
+# `torch.no_grad()`: with gradients on, its in-place writes would tie all the
+# steps into one autograd graph.
 
 
-def plot_attention_weights(seed: int = 0) -> None:
-    """Heatmaps of one head's weights under the causal and padding masks."""
-    import matplotlib.pyplot as plt
+class KVCache:
+    """Preallocated keys and values `[B, H, M, Dk]`, the first `length` filled."""
 
+    def __init__(self, keys: torch.Tensor, values: torch.Tensor):
+        self.keys = keys
+        self.values = values
+        self.length = 0
+
+    @property
+    def max_len(self) -> int:
+        return self.keys.shape[2]
+
+    @property
+    def batch_size(self) -> int:
+        return self.keys.shape[0]
+
+    def reset(self) -> None:
+        """Forget the stored positions; the storage is kept for reuse."""
+        self.length = 0
+
+    # New positions `[B, H, Sn, Dk]` go to `[length, length + Sn)`; the return
+    # values are views of the filled part, `[B, H, Sk, Dk]` with
+    # $S_k = \text{length} + S_n$, not copies.
+    def append(
+        self, key: torch.Tensor, value: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        report.check_cache_room(self.batch_size, self.max_len, self.length, key)
+        start, end = self.length, self.length + key.shape[2]
+        self.keys[:, :, start:end] = key
+        self.values[:, :, start:end] = value
+        self.length = end
+        return self.keys[:, :, :end], self.values[:, :, :end]
+
+
+# **The same result.** Decode `steps` positions one at a time with a cache,
+# each step passing only the newest token, and compare every output with
+# attention recomputed over the whole sequence under the causal mask.
+
+
+def check_cache(steps: int = 48, d_model: int = 64, heads: int = 4) -> None:
+    """Largest difference between cached decoding and full recomputation."""
+    torch.manual_seed(0)
+    mha = MultiHeadAttention(d_model, heads).eval()
+    x = torch.randn(2, steps, d_model)  # [B, S, D]
+    cache = mha.new_cache(2, steps)
+    with torch.no_grad():
+        full = mha(query=x, key=x, value=x, is_causal=True)  # [B, S, D]
+        step_by_step = torch.cat(
+            [
+                mha(query=token, key=token, value=token, kv_cache=cache)
+                for token in x.split(1, dim=1)  # S times [B, 1, D]
+            ],
+            dim=1,
+        )
+    difference = (step_by_step - full).abs().max().item()
+    print(f"{steps} positions decoded one at a time with the cache;")
+    print(f"largest difference from recomputing the prefix: {difference:.1e}")
+
+
+#| check_cache()
+
+# **The time it saves.** `bench/kv_cache.py` times one new token with and
+# without the cache at several prefix lengths and writes
+# `runs/mha/kv_cache.json`; the figure is drawn from that recorded file (the
+# command and the machine are in `runs/mha/README.md`), since timing while the
+# page is built would be slow and noisy. Both axes are on a log scale. The
+# recomputed step grows fastest, since it redoes everything for the whole
+# prefix; the cached step grows slowly, because only its attention over the
+# stored keys gets longer; and the gap between them widens with the prefix.
+
+KV_TIMING = Path("runs/mha/kv_cache.json")
+
+
+def plot_recorded_kv_timing(path: Path = KV_TIMING) -> None:
+    """The recorded time per token, with and without the cache."""
+    report.plot_kv_timing(json.loads(path.read_text()))
+
+
+#| plot_recorded_kv_timing()  | alt: ms per token: grows with prefix, flat with cache
+
+# ## A decoder layer with cross-attention
+#
+# Self-attention takes its queries, keys and values from one sequence. In
+# *cross-attention* the queries come from one sequence and the keys and
+# values from another. The paper's translation model uses it: an *encoder*
+# reads the source sentence into a sequence of vectors, the *memory*, and a
+# *decoder* writes the target one token at a time. Each decoder layer has
+# three sublayers:
+#
+# 1. masked self-attention over the target written so far (causal);
+# 2. cross-attention: target queries, keys and values from the memory, with
+#    the memory's padding mask;
+# 3. a feed-forward network, applied to each position on its own.
+#
+# Each sublayer's output is added to its input (a *residual connection*) and
+# the sum normalised with LayerNorm: $x \leftarrow \mathrm{LN}(x + f(x))$.
+# That is the paper's order, *post-LN*, used here. `train.py` normalises
+# before each sublayer instead, $x \leftarrow x + f(\mathrm{LN}(x))$,
+# *pre-LN*: Xiong et al.,
+# [On Layer Normalization in the Transformer Architecture](https://arxiv.org/abs/2002.04745)
+# (2020), show that post-LN's gradients near the output are large at
+# initialisation, so it needs a learning-rate warmup, while pre-LN trains
+# without one. A layer this small trains either way.
+
+
+class FeedForward(nn.Sequential):
+    """`[B, S, D] -> [B, S, 4 D] -> [B, S, D]`, the same at every position."""
+
+    def __init__(self, d_model: int, dropout: float = 0.0):
+        super().__init__(
+            nn.Linear(d_model, 4 * d_model),
+            nn.ReLU(),
+            nn.Linear(4 * d_model, d_model),
+            nn.Dropout(dropout),
+        )
+
+
+class EncoderLayer(nn.Module):
+    """Self-attention over the source, then the feed-forward network; post-LN."""
+
+    def __init__(self, d_model: int, heads: int, dropout: float = 0.0):
+        super().__init__()
+        self.attn = MultiHeadAttention(d_model, heads, dropout)
+        self.ff = FeedForward(d_model, dropout)
+        self.norm1, self.norm2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None):
+        """`x` `[B, S, D]`; `mask` `[B, 1, 1, S]`, `True` on real tokens."""
+        x = self.norm1(x + self.attn(query=x, key=x, value=x, mask=mask))
+        return self.norm2(x + self.ff(x))
+
+
+class DecoderLayer(nn.Module):
+    """Masked self-attention, cross-attention to a memory, feed-forward; post-LN."""
+
+    def __init__(self, d_model: int, heads: int, dropout: float = 0.0):
+        super().__init__()
+        self.self_attn = MultiHeadAttention(d_model, heads, dropout)
+        self.cross_attn = MultiHeadAttention(d_model, heads, dropout)
+        self.ff = FeedForward(d_model, dropout)
+        self.norm1, self.norm2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
+        self.norm3 = nn.LayerNorm(d_model)
+        self.d_model = d_model
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        memory: torch.Tensor,
+        memory_mask: torch.Tensor | None = None,
+        need_weights: bool = False,
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        """The target `x` `[B, Sq, D]` attends to the `memory` `[B, Sk, D]`.
+
+        `memory_mask` is `[B, 1, 1, Sk]`, `True` on the memory's real tokens,
+        as `padding_mask` makes it. Returns `[B, Sq, D]`, and with
+        `need_weights=True` also the cross-attention weights `[B, H, Sq, Sk]`.
+        """
+        where = "DecoderLayer"
+        report.check_sequence(where, "x", x, self.d_model)
+        report.check_sequence(where, "memory", memory, self.d_model)
+        report.check_same_batch(where, x=x, memory=memory)
+        # 1. Each target position reads itself and the positions before it.
+        x = self.norm1(x + self.self_attn(query=x, key=x, value=x, is_causal=True))
+        # 2. Target queries against the memory's keys and values:
+        # `[B, H, Sq, Dk] @ [B, H, Dk, Sk] -> [B, H, Sq, Sk]` scores.
+        cross = self.cross_attn(
+            query=x,
+            key=memory,
+            value=memory,
+            mask=memory_mask,
+            need_weights=need_weights,
+        )
+        read, weights = cross if need_weights else (cross, None)
+        x = self.norm2(x + read)
+        # 3. The feed-forward network, position by position.
+        x = self.norm3(x + self.ff(x))
+        return (x, weights) if need_weights else x
+
+
+# **Cross-attention at work.** A tiny encoder–decoder learns to reverse a
+# sequence of six digits: the source `3 1 4 1 5 9` must come out as
+# `9 5 1 4 1 3`. To write output position $i$, the decoder must read source
+# position $(5 - i)$, so if cross-attention learns the task, its weights form
+# an anti-diagonal. Token and position embeddings go in; one encoder layer,
+# one decoder layer and a linear head to the $N = 11$ tokens (ten digits and
+# a start token) come out.
+
+
+class Reverser(nn.Module):
+    """Encoder–decoder for sequences of `length` digits: one layer each."""
+
+    def __init__(self, length: int = 6, d_model: int = 32, heads: int = 2):
+        super().__init__()
+        self.start = 10  # the start token, after the ten digits
+        self.token = nn.Embedding(11, d_model)  # N = 11
+        self.position = nn.Embedding(length, d_model)
+        self.encoder = EncoderLayer(d_model, heads)
+        self.decoder = DecoderLayer(d_model, heads)
+        self.head = nn.Linear(d_model, 11)
+
+    def embed(self, ids: torch.Tensor) -> torch.Tensor:
+        positions = torch.arange(ids.shape[1])  # [S]
+        return self.token(ids) + self.position(positions)  # [B, S, D]
+
+    def forward(self, source: torch.Tensor, target_in: torch.Tensor):
+        """Logits `[B, Sq, N]` and cross-attention weights `[B, H, Sq, Sk]`."""
+        memory = self.encoder(self.embed(source))  # [B, Sk, D]
+        x, weights = self.decoder(self.embed(target_in), memory, need_weights=True)
+        return self.head(x), weights
+
+
+# Training shows the decoder the reversed sequence shifted right by one, the
+# start token first (*teacher forcing*), so that every position is trained in
+# one step. It uses one thread, so that the same seed gives the same model on
+# any machine with the same PyTorch.
+
+
+def reversal_batch(generator: torch.Generator, batch: int, length: int = 6):
+    """Source digits, the target (reversed) and the decoder input, `[B, S]` each."""
+    source = torch.randint(0, 10, (batch, length), generator=generator)
+    target = source.flip(1)
+    start = torch.full((batch, 1), 10)
+    return source, target, torch.cat([start, target[:, :-1]], dim=1)
+
+
+def train_reverser(steps: int = 400, seed: int = 0) -> Reverser:
+    """Adam on batches of 64 random sequences; a few seconds on one core."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
     torch.manual_seed(seed)
-    seq, real = 6, 4
-    mha = MultiHeadAttention(d_model=16, heads=2).eval()
-    x = torch.randn(1, seq, 16)  # [B, S, D]
-    causal = causal_mask(seq)  # [Sq, Sk]
-    padding = padding_mask(torch.tensor([real]), seq_len=seq)  # [B, 1, 1, Sk]
-    masks = {"causal": causal, "padding": padding, "both": causal & padding}
-    names = [f"t{i}" for i in range(real)] + ["pad"] * (seq - real)
-    fig, axes = plt.subplots(1, 3, figsize=(9, 3.4), sharey=True)
-    for ax, (title, mask) in zip(axes, masks.items(), strict=True):
-        with torch.no_grad():
-            _, weights = mha(query=x, key=x, value=x, mask=mask, need_weights=True)
-        # The mask broadcast to this head's `[Sq, Sk]`; masked cells are left
-        # empty (NaN) and hatched.
-        allowed = mask.expand(1, 1, seq, seq)[0, 0]
-        shown = weights[0, 0].masked_fill(~allowed, float("nan"))  # [Sq, Sk]
-        image = ax.imshow(shown, vmin=0, vmax=1, cmap="viridis")
-        for i, j in (~allowed).nonzero().tolist():
-            cell = (j - 0.5, i - 0.5)
-            ax.add_patch(
-                plt.Rectangle(
-                    cell, 1, 1, fill=False, hatch="///", edgecolor="0.5", lw=0
-                )
-            )
-        ax.set_title(title)
-        ax.set_xticks(range(seq), names, fontsize=8)
-        ax.set_yticks(range(seq), names, fontsize=8)
-        ax.set_xlabel("key")
-    axes[0].set_ylabel("query")
-    fig.colorbar(image, ax=axes, shrink=0.8, label="weight")
+    generator = torch.Generator().manual_seed(seed)
+    model = Reverser()
+    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+    for _ in range(steps):
+        source, target, target_in = reversal_batch(generator, 64)
+        logits, _ = model(source, target_in)  # [B, S, N]
+        loss = F.cross_entropy(logits.flatten(0, 1), target.flatten())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    torch.set_num_threads(threads)
+    return model.eval()
 
 
-#| plot_attention_weights()  | alt: one head's weights: causal, padding, both masks
+# To test it, the decoder writes each of 1000 new sequences one token at a
+# time from the start token, each step feeding back its own best guess
+# (greedy decoding), with no access to the answer.
+
+
+@torch.no_grad()
+def reverse(model: Reverser, source: torch.Tensor):
+    """Greedy output `[B, S]` and the last step's cross-attention `[B, H, S, S]`."""
+    out = torch.full((source.shape[0], 1), model.start)  # [B, 1]
+    for _ in range(source.shape[1]):
+        logits, weights = model(source, out)  # [B, t, N]
+        out = torch.cat([out, logits[:, -1:].argmax(-1)], dim=1)
+    return out[:, 1:], weights
+
+
+def reversal_demo() -> None:
+    """Train, test on unseen sequences and draw one cross-attention map."""
+    model = train_reverser()
+    source, target, _ = reversal_batch(torch.Generator().manual_seed(1), 1000)
+    guess, weights = reverse(model, source)
+    digits = (guess == target).float().mean().item()
+    whole = (guess == target).all(dim=1).float().mean().item()
+    print(f"digits right: {digits:.1%}; sequences entirely right: {whole:.1%}")
+    first = [str(d) for d in source[0].tolist()]
+    written = [str(d) for d in guess[0].tolist()]
+    panels = {f"head {h}": weights[0, h] for h in range(weights.shape[1])}
+    report.draw_heatmaps(panels, written, first, xlabel="source", ylabel="output")
+
+
+#| reversal_demo()  | alt: cross-attention weights of the reverser: an anti-diagonal
+
+# Both heads have learned the alignment: output position $i$ puts its weight
+# on source position $(5 - i)$, the anti-diagonal. Nobody told the model where
+# to look; the loss only rewarded the right digits.
 
 # ## Checking against PyTorch
 #
@@ -661,66 +914,91 @@ def to_torch_mha(mha: MultiHeadAttention) -> nn.MultiheadAttention:
     return ref.eval()
 
 
-@dataclass(frozen=True)
-class CheckRow:
-    """Largest difference from PyTorch for one kind of attention."""
-
-    case: str
-    fast: float  # our fast path
-    explicit: float  # our explicit path (need_weights=True)
-    weights: float  # our attention weights against PyTorch's
+# Four cases, each through both of our paths: causal self-attention given as
+# a mask and as the `is_causal=True` flag, cross-attention with padding, and
+# a left-padded batch under the causal mask, where some queries have no key
+# at all. PyTorch returns NaN for such a query; ours returns the output
+# projection's bias (a zero vector before $W^O$), so that is what those rows
+# are compared with, and their weights with zeros.
 
 
-def check_against_pytorch(seed: int = 0) -> list[CheckRow]:
+def check_against_pytorch(seed: int = 0) -> list[report.CheckRow]:
     """Compare with `torch.nn.MultiheadAttention` on random input, in float32."""
     torch.manual_seed(seed)
-    ours = MultiHeadAttention(d_model=64, heads=4).eval()
+    batch, seq, seq_memory, d_model = 3, 10, 7, 64
+    ours = MultiHeadAttention(d_model, heads=4).eval()
     ref = to_torch_mha(ours)
-    x, memory = torch.randn(3, 10, 64), torch.randn(3, 7, 64)
-    lengths = torch.tensor([7, 5, 2])
+    x = torch.randn(batch, seq, d_model)  # [B, S, D]
+    memory = torch.randn(batch, seq_memory, d_model)  # [B, Sk, D]
+    memory_lengths = torch.tensor([seq_memory, seq_memory - 2, 2])  # [B]
+    ids = torch.randint(1, 9, (batch, seq))  # token ids, 0 = padding
+    ids[1, : seq // 2] = 0  # sequence 1: the first half is left padding
+    causal = causal_mask(seq)  # [S, S]
     cases = [
-        ("self, causal", x, x, causal_mask(10)),
-        ("cross, padding", x, memory, padding_mask(lengths)),
+        ("self, causal mask", x, x, causal, {}),
+        ("self, is_causal=True", x, x, None, {"is_causal": True}),
+        ("cross, padding", x, memory, padding_mask(memory_lengths), {}),
+        ("left padding, no key", x, x, causal & padding_mask(ids, pad_id=0), {}),
     ]
     rows = []
     with torch.no_grad():
-        for name, q, kv, mask in cases:
-            fast = ours(query=q, key=kv, value=kv, mask=mask)
-            slow, weights = ours(
-                query=q, key=kv, value=kv, mask=mask, need_weights=True
+        for name, q, kv, mask, flag in cases:
+            fast = ours(query=q, key=kv, value=kv, mask=mask, **flag)
+            explicit, weights = ours(
+                query=q, key=kv, value=kv, mask=mask, need_weights=True, **flag
             )
-            # PyTorch wants `[B * H, Sq, Sk]` masks; ours is `[Sq, Sk]` or
-            # `[B, 1, 1, Sk]`, so broadcast it and repeat it per head.
-            full = mask.expand(3, 4, 10, kv.shape[1]).reshape(12, 10, -1)
+            # PyTorch wants a `[B * H, Sq, Sk]` mask; ours broadcasts to
+            # `[B, H, Sq, Sk]`, so expand it and merge the first two dimensions.
+            seq_k = kv.shape[1]
+            full = causal if mask is None else mask
+            full = full.expand(batch, ours.heads, seq, seq_k)
             expected, expected_weights = ref(
-                q, kv, kv, attn_mask=~full, average_attn_weights=False
+                q,
+                kv,
+                kv,
+                attn_mask=~full.reshape(batch * ours.heads, seq, seq_k),
+                average_attn_weights=False,
             )
+            # Queries with no key: PyTorch's NaN becomes our bias and zeros.
+            empty = ~full.any(dim=-1)  # [B, H, Sq]
+            expected[empty[:, 0]] = ours.output.bias
+            expected_weights[empty] = 0.0
             rows.append(
-                CheckRow(
+                report.CheckRow(
                     case=name,
                     fast=(fast - expected).abs().max().item(),
-                    explicit=(slow - expected).abs().max().item(),
+                    explicit=(explicit - expected).abs().max().item(),
                     weights=(weights - expected_weights).abs().max().item(),
+                    size=expected.abs().max().item(),
                 )
             )
     return rows
 
 
-def format_check_table(rows: list[CheckRow]) -> str:
-    """The comparison as a Markdown table of largest absolute differences."""
-    header = ["case", "fast path", "explicit path", "weights"]
-    cells = [
-        [r.case, f"{r.fast:.1e}", f"{r.explicit:.1e}", f"{r.weights:.1e}"] for r in rows
-    ]
-    return markdown_table(header, cells, align="lrrr")
+# The largest absolute differences; the last column is the largest output,
+# for scale:
 
+#| print(report.format_check_table(check_against_pytorch()))
 
-#| print(format_check_table(check_against_pytorch()))
+# What counts as small? A float32 holds 24 significant bits, so near 1
+# neighbouring numbers are this far apart (`torch.finfo(torch.float32).eps`):
 
-# `python mha.py` runs both demonstrations.
+#| print(f"{torch.finfo(torch.float32).eps:.2e}")
+
+# Every difference in the table is within a few of these steps: rounding,
+# from adding the same numbers in another order, and no more. (The tests in
+# `tests/test_mha.py` go further: more masks, float64, gradients, the cache.)
+
+# `python mha.py` runs the demonstrations.
 
 if __name__ == "__main__":
-    print("Scaling the scores by 1/sqrt(d_k):\n")
-    print(format_scaling_table(scaling_experiment()))
+    print("Attention on four tokens, the weights:\n")
+    print_toy_weights()
+    print("\nScaling the scores by 1/sqrt(d_k):\n")
+    print(report.format_scaling_table(scaling_experiment()))
+    print("\nHeads as column blocks of one projection:\n")
+    heads_as_blocks()
+    print("\nThe key/value cache:\n")
+    check_cache()
     print("\nLargest difference from torch.nn.MultiheadAttention (float32):\n")
-    print(format_check_table(check_against_pytorch()))
+    print(report.format_check_table(check_against_pytorch()))

@@ -1,0 +1,315 @@
+"""What `mha.py` reports but does not teach.
+
+Its results as Markdown tables and figures, the records they are made from,
+and the checks that turn bad input into one-line `ValueError`s. `mha.py`
+imports this module; its page shows what these functions print and draw.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+# ## Records of results
+
+
+@dataclass(frozen=True)
+class ScalingRow:
+    """One width $d_k$: score spread, softmax peak and gradient, raw and scaled."""
+
+    d_k: int
+    var_raw: float  # variance of q·k
+    var_scaled: float  # variance of q·k / sqrt(d_k)
+    peak_raw: float  # mean of the largest softmax probability, raw scores
+    peak_scaled: float  # the same with scaled scores
+    grad_raw: float  # mean norm of the softmax Jacobian, raw scores
+    grad_scaled: float  # the same with scaled scores
+
+
+@dataclass(frozen=True)
+class CheckRow:
+    """Largest difference from PyTorch for one kind of attention."""
+
+    case: str
+    fast: float  # our fast path
+    explicit: float  # our explicit path (need_weights=True)
+    weights: float  # our attention weights against PyTorch's
+    size: float  # the largest absolute value of PyTorch's output
+
+
+# ## Tables
+
+
+def markdown_table(header: list[str], rows: list[list[str]], align: str) -> str:
+    """A Markdown table, columns padded; `align` holds "l" or "r" per column."""
+    columns = zip(header, *rows, strict=True)
+    widths = [max(len(cell) for cell in column) for column in columns]
+
+    def line(cells: list[str]) -> str:
+        padded = [
+            cell.ljust(width) if side == "l" else cell.rjust(width)
+            for cell, width, side in zip(cells, widths, align, strict=True)
+        ]
+        return "| " + " | ".join(padded) + " |"
+
+    end = {"l": "-", "r": ":"}  # `---:` aligns a column to the right
+    rule = ["-" * (w - 1) + end[side] for w, side in zip(widths, align, strict=True)]
+    return "\n".join([line(header), line(rule), *map(line, rows)])
+
+
+def matrix_table(
+    matrix: torch.Tensor, rows: list[str], columns: list[str], digits: int = 2
+) -> str:
+    """A 2-D tensor as a Markdown table with named rows and columns."""
+    cells = [
+        [name] + [f"{value:.{digits}f}" for value in row.tolist()]
+        for name, row in zip(rows, matrix, strict=True)
+    ]
+    return markdown_table([""] + columns, cells, align="l" + "r" * len(columns))
+
+
+def format_scaling_table(rows: list[ScalingRow]) -> str:
+    """The scaling experiment as a Markdown table."""
+    header = ["d_k", "Var raw", "Var scaled", "max p raw", "max p scaled"]
+    header += ["‖∂p/∂s‖ raw", "‖∂p/∂s‖ scaled", "kept"]
+    cells = [
+        [f"{r.d_k}", f"{r.var_raw:.1f}", f"{r.var_scaled:.2f}"]
+        + [f"{r.peak_raw:.3f}", f"{r.peak_scaled:.3f}"]
+        + [f"{r.grad_raw:.3f}", f"{r.grad_scaled:.3f}"]
+        + [f"{r.grad_raw / r.grad_scaled:.0%}"]
+        for r in rows
+    ]
+    return markdown_table(header, cells, align="r" * len(header))
+
+
+def format_check_table(rows: list[CheckRow]) -> str:
+    """The comparison with PyTorch as a Markdown table of largest differences."""
+    header = ["case", "fast path", "explicit path", "weights", "largest output"]
+    cells = [
+        [r.case, f"{r.fast:.1e}", f"{r.explicit:.1e}", f"{r.weights:.1e}"]
+        + [f"{r.size:.2f}"]
+        for r in rows
+    ]
+    return markdown_table(header, cells, align="lrrrr")
+
+
+# ## Figures
+#
+# Each function draws and leaves the figure open; the page shows it. They
+# import matplotlib when called, so `mha.py` does not need it.
+
+
+def draw_heatmaps(
+    panels: dict[str, torch.Tensor],
+    rows: list[str],
+    columns: list[str],
+    *,
+    hidden: dict[str, torch.Tensor] | None = None,
+    numbers: bool = False,
+    xlabel: str = "key",
+    ylabel: str = "query",
+) -> None:
+    """One heatmap per panel `[rows, columns]`, weights from 0 to 1.
+
+    `hidden[title]` is a boolean `[rows, columns]`, `True` on cells to leave
+    empty and hatch (masked cells). `numbers` writes each weight in its cell.
+    """
+    import matplotlib.pyplot as plt
+
+    hidden = hidden or {}
+    size = 0.42 * max(len(rows), len(columns)) + 1.2
+    fig, axes = plt.subplots(
+        1,
+        len(panels),
+        figsize=(size * len(panels) + 1.2, size + 0.3),
+        squeeze=False,
+        layout="constrained",
+    )
+    for ax, (title, weights) in zip(axes[0], panels.items(), strict=True):
+        shown = weights.detach().float()
+        if title in hidden:
+            shown = shown.masked_fill(hidden[title], float("nan"))
+            for i, j in hidden[title].nonzero().tolist():
+                ax.add_patch(
+                    plt.Rectangle(
+                        (j - 0.5, i - 0.5), 1, 1, fill=False, hatch="///",
+                        edgecolor="0.5", lw=0,
+                    )
+                )  # fmt: skip
+        image = ax.imshow(shown, vmin=0, vmax=1, cmap="viridis")
+        if numbers:
+            for (i, j), value in zip(
+                torch.cartesian_prod(*map(torch.arange, shown.shape)).tolist(),
+                shown.flatten().tolist(),
+                strict=True,
+            ):
+                colour = "black" if value > 0.6 else "white"
+                ax.text(j, i, f"{value:.2f}", ha="center", va="center", color=colour)
+        if len(panels) > 1:
+            ax.set_title(title)
+        ax.set_xticks(range(len(columns)), columns, fontsize=8)
+        ax.set_yticks(range(len(rows)), rows, fontsize=8)
+        ax.set_xlabel(xlabel)
+    axes[0][0].set_ylabel(ylabel)
+    fig.colorbar(image, ax=list(axes[0]), shrink=0.8, label="weight")
+
+
+def plot_scaling(rows: list[ScalingRow]) -> None:
+    """The scaling experiment's largest weight and gradient norm against $d_k$."""
+    import matplotlib.pyplot as plt
+
+    d_k = [r.d_k for r in rows]
+    fig, (peak, grad) = plt.subplots(1, 2, figsize=(8, 3.2))
+    for ax, field, label in (
+        (peak, "peak", "largest weight, mean"),
+        (grad, "grad", "‖∂p/∂s‖, mean"),
+    ):
+        raw = [getattr(r, f"{field}_raw") for r in rows]
+        scaled = [getattr(r, f"{field}_scaled") for r in rows]
+        ax.plot(d_k, raw, marker="o", label="q·k")
+        ax.plot(d_k, scaled, marker="o", label="q·k / √d_k")
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("d_k (log scale)")
+        ax.set_ylabel(label)
+        ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3)
+    peak.legend()
+    fig.tight_layout()
+
+
+def plot_kv_timing(record: dict) -> None:
+    """Milliseconds per generated token against the prefix length, from a record."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5.5, 3.4))
+    prefix = record["prefix"]
+    ax.plot(prefix, record["recompute_ms"], marker="o", label="recompute the prefix")
+    ax.plot(prefix, record["cache_ms"], marker="o", label="key/value cache")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("tokens already generated (log scale)")
+    ax.set_ylabel("ms per new token (log scale)")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+
+
+# ## Checks of arguments
+#
+# Each raises a `ValueError` whose one line names the function (`where`), the
+# argument, what was expected and what came.
+
+
+def check(ok: bool, where: str, message: str) -> None:
+    """Raise `ValueError("where: message")` unless `ok`."""
+    if not ok:
+        raise ValueError(f"{where}: {message}")
+
+
+def check_sequence(where: str, name: str, x: torch.Tensor, d_model: int) -> None:
+    """`x` must be `[batch, seq, d_model]`."""
+    check(
+        x.dim() == 3 and x.shape[-1] == d_model,
+        where,
+        f"{name} must be [batch, seq, d_model={d_model}], got {list(x.shape)}",
+    )
+
+
+def check_lengths(where: str, **lengths: int) -> None:
+    """Every named length must be >= 0."""
+    got = ", ".join(f"{name}={n}" for name, n in lengths.items())
+    check(min(lengths.values()) >= 0, where, f"expected lengths >= 0, got {got}")
+
+
+def check_heads(where: str, d_model: int, heads: int) -> None:
+    """`heads` must divide `d_model`."""
+    check(
+        heads >= 1 and d_model % heads == 0,
+        where,
+        f"d_model={d_model} must be divisible by heads={heads} (each head gets "
+        "d_model // heads features)",
+    )
+
+
+def check_same_length(where: str, key: torch.Tensor, value: torch.Tensor) -> None:
+    """Keys and values pair up position by position (dimension 1)."""
+    check(
+        key.shape[1] == value.shape[1],
+        where,
+        f"key and value must have the same length, got key {list(key.shape)} "
+        f"and value {list(value.shape)}",
+    )
+
+
+def check_same_batch(where: str, **tensors: torch.Tensor) -> None:
+    """All the named tensors must have the same batch size (dimension 0)."""
+    shapes = ", ".join(f"{list(x.shape)}" for x in tensors.values())
+    check(
+        len({x.shape[0] for x in tensors.values()}) == 1,
+        where,
+        f"{', '.join(tensors)} must have the same batch size, got {shapes}",
+    )
+
+
+def check_mask(where: str, mask: torch.Tensor, full: tuple[int, ...]) -> None:
+    """A boolean mask that broadcasts to `full`, `[batch, heads, seq_q, seq_k]`."""
+    ok = mask.dtype == torch.bool and mask.dim() <= 4
+    if ok:
+        try:
+            ok = torch.broadcast_shapes(mask.shape, full) == full
+        except RuntimeError:
+            ok = False
+    check(
+        ok,
+        where,
+        f"mask must be bool (True = may attend) and broadcast to "
+        f"[batch, heads, seq_q, seq_k]={list(full)}, got {mask.dtype} of shape "
+        f"{list(mask.shape)}",
+    )
+
+
+def check_cache_room(
+    batch_size: int, max_len: int, length: int, key: torch.Tensor
+) -> None:
+    """A cache for `batch_size` sequences, `length` of `max_len` filled, takes `key`."""
+    where, new = "kv_cache", key.shape[2]
+    check(
+        key.shape[0] == batch_size,
+        where,
+        f"made for batch size {batch_size}, got a batch of {key.shape[0]}; make "
+        f"a new cache with new_cache({key.shape[0]}, ...)",
+    )
+    check(
+        length + new <= max_len,
+        where,
+        f"full, holds {length} of max_len={max_len} positions and {new} more "
+        "were given; reset() it or make a larger one",
+    )
+
+
+def check_padding_input(x: torch.Tensor, pad_id, seq_len) -> None:
+    """Token ids `[batch, seq]` with `pad_id`; else lengths, 1-D integers >= 0,
+    none longer than `seq_len`."""
+    where = "padding_mask"
+    if pad_id is not None:
+        check(
+            x.dim() == 2 and (seq_len is None or seq_len == x.shape[1]),
+            where,
+            f"with pad_id, expected token ids [batch, seq]"
+            f"{'' if seq_len is None else f' with seq={seq_len}'}, "
+            f"got shape {list(x.shape)}",
+        )
+        return
+    check(
+        x.dim() == 1 and not x.is_floating_point() and not (x.numel() and x.min() < 0),
+        where,
+        "without pad_id, expected lengths as a 1-D tensor of non-negative "
+        f"integers [batch], got {x.dtype} of shape {list(x.shape)}",
+    )
+    longest = int(x.max()) if x.numel() else 0
+    check(
+        seq_len is None or longest <= seq_len,
+        where,
+        f"seq_len={seq_len} is shorter than the longest length, {longest}",
+    )
