@@ -342,7 +342,7 @@ def scaling_experiment(
     samples: int = 1000,
     seed: int = 0,
 ) -> list[report.ScalingRow]:
-    """Measure the effect of the $1/\\sqrt{d_k}$ scale; deterministic for a seed."""
+    r"""Measure the effect of the $1/\sqrt{d_k}$ scale; deterministic for a seed."""
     generator = torch.Generator().manual_seed(seed)
     rows = []
     for d_k in d_ks:

@@ -1,25 +1,27 @@
-"""Benchmark the site: full build, re-render of one source, 300 foreign files.
+"""Benchmark the site: full build, re-render of one source, labml's corpus.
 
-    python bench/site.py [--files 300] [--builds 3]
+    python bench/site.py [--files 221] [--builds 3]
 
 (a) `mkdocs build` of the whole site in a subprocess (median of --builds;
     skipped with a note when mkdocs.yml is missing), and the in-process
     re-render of one changed source (parse, translate, render; every language)
     as `mkdocs serve` does it after an edit, with the math cache warm.
-(b) parse + render of real Python files nobody on this team wrote: the
-    installed torch's `torch/nn/**/*.py` and `torch/optim/*.py`, sorted; when
-    those are fewer than --files, `torch/ao/nn/**`, `torch/distributions/**`
-    and `torch/utils/**` (sorted) fill up the count. Rendering uses the
-    tolerant mode: a formula KaTeX rejects in a foreign file is shown as
-    escaped TeX and counted; any exception is a failure. The reference is
-    Pygments highlighting the same files, timed in the same run, so the ratio
-    holds on a busy machine even when the absolute rate does not.
+(b) every `.py` file of the installed `labml_nn` package (labml's annotated
+    implementations, the corpus this renderer must handle), sorted, through
+    one `Pipeline` rooted at the folder above the package: parsed and
+    rendered in English, no examples run. Rendering uses the tolerant mode:
+    a formula KaTeX rejects is shown as escaped TeX and counted; any
+    exception is a failure, and so is an ASCII control character (other
+    than tab and newline) in the HTML. The reference is Pygments
+    highlighting the same files, timed in the same run, so the ratio holds
+    on a busy machine even when the absolute rate does not.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -31,28 +33,21 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[0] = str(ROOT)  # so `mha` is the tutorial, not bench/mha.py
 
-import torch  # noqa: E402
+import labml_nn  # noqa: E402
 from pygments import highlight  # noqa: E402
 from pygments.formatters import HtmlFormatter  # noqa: E402
 from pygments.lexers import PythonLexer  # noqa: E402
 
 from bench.timing import format_table, median_seconds  # noqa: E402
-from literate.parse import parse  # noqa: E402
-from literate.render import render_page, render_page_tolerant  # noqa: E402
+from literate.pipeline import Pipeline  # noqa: E402
 
-TORCH = Path(torch.__file__).resolve().parent
-CORPUS = [("nn", "**/*.py"), ("optim", "*.py")]
-TOP_UP = [("ao/nn", "**/*.py"), ("distributions", "**/*.py"), ("utils", "**/*.py")]
+LABML = Path(labml_nn.__file__).resolve().parent
+CONTROL = re.compile("[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f]")
 
 
 def corpus(count: int) -> list[Path]:
-    """The first `count` files of CORPUS, then of TOP_UP, each group sorted."""
-    files: list[Path] = []
-    for folder, pattern in CORPUS + TOP_UP:
-        for path in sorted((TORCH / folder).glob(pattern)):
-            if path not in files and len(files) < count:
-                files.append(path)
-    return files
+    """The first `count` `.py` files of the installed labml_nn, sorted."""
+    return sorted(LABML.rglob("*.py"))[:count]
 
 
 # --- (a) the site ------------------------------------------------------------------
@@ -95,49 +90,49 @@ def build_seconds(builds: int) -> list[float]:
 
 def rerender_seconds(source: str) -> dict[str, float]:
     """One source edited, then parsed and rendered in every language."""
-    from literate.mkdocs.plugin import SOURCE_LANGUAGE
-    from literate.translate import translate_page
-    from literate.translations.tables import load_table
-
     text = (ROOT / source).read_text(encoding="utf-8")
     langs = sorted(p.name for p in (ROOT / "translations").iterdir() if p.is_dir())
-    tables = {}
-    for lang in langs:
-        path = ROOT / "translations" / lang / f"{Path(source).stem}.json"
-        tables[lang] = load_table(path) if path.exists() else {}
+    pipeline = Pipeline(ROOT, run_examples=False)
     edits = iter(range(10**6))
 
     def rerender(new_formula: bool) -> None:
         n = next(edits)
         extra = f"$x_{{{n}}}$" if new_formula else f"edit {n}"
-        page = parse(text + f"\n# An edit: {extra}.\n", source)
-        render_page(page)
-        for lang in langs:
-            if lang != SOURCE_LANGUAGE:
-                render_page(translate_page(page, lang, tables[lang]))
+        pipeline.read = lambda _: text + f"\n# An edit: {extra}.\n"
+        pipeline.forget(source)
+        for lang in ["en", *langs]:
+            pipeline.html(pipeline.page(source, lang))
 
-    return {
-        "prose edited": median_seconds(lambda: rerender(False), repeats=5),
-        "new formula (1 KaTeX run)": median_seconds(lambda: rerender(True), repeats=5),
-    }
+    try:
+        return {
+            "prose edited": median_seconds(lambda: rerender(False), repeats=5),
+            "new formula": median_seconds(lambda: rerender(True), repeats=5),
+        }
+    finally:
+        pipeline.close()
 
 
 # --- (b) foreign files -------------------------------------------------------------
 
 
 def render_corpus(files: list[Path]) -> dict:
+    pipeline = Pipeline(LABML.parent, run_examples=False)
     failures, tolerated, times = [], 0, []
     cpu = time.process_time()
     wall = time.perf_counter()
     for path in files:
-        name = path.relative_to(TORCH.parent).as_posix()
+        name = path.relative_to(LABML.parent).as_posix()
         start = time.perf_counter()
         try:
-            page = parse(path.read_text(encoding="utf-8"), name)
-            tolerated += len(render_page_tolerant(page)[1])
+            html, errors = pipeline.tolerant_html(pipeline.english(name))
+            tolerated += len(errors)
+            control = CONTROL.search(html)
+            if control:
+                failures.append(f"{name}: control character {control.group()!r}")
         except Exception as error:  # noqa: BLE001 - every failure is counted
             failures.append(f"{name}: {type(error).__name__}: {error}")
         times.append((time.perf_counter() - start, name))
+    pipeline.close()
     return {
         "wall": time.perf_counter() - wall,
         "cpu": time.process_time() - cpu,
@@ -157,7 +152,7 @@ def pygments_seconds(files: list[Path]) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--files", type=int, default=300)
+    parser.add_argument("--files", type=int, default=221)
     parser.add_argument("--builds", type=int, default=3)
     args = parser.parse_args()
     rows = []
@@ -176,12 +171,12 @@ def main() -> None:
     n = len(files)
     slow_time, slow_name = result["slowest"]
     rows += [
-        [f"{n} torch files, parse + render", f"{n / result['wall']:.1f} files/s", ""],
         [
-            "  same, CPU time of this process",
-            f"{n / result['cpu']:.1f} files/s",
-            "≥ 20",
+            f"{n} labml_nn files, parse + render",
+            f"{n / result['wall']:.1f} files/s",
+            "≥ 50",
         ],
+        ["  same, CPU time of this process", f"{n / result['cpu']:.1f} files/s", ""],
         ["  Pygments alone on the same files", f"{n / reference:.1f} files/s", ""],
         ["  render time / Pygments time", f"{result['wall'] / reference:.2f}", ""],
         ["  slowest file", f"{slow_time:.2f} s {slow_name}", ""],

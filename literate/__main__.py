@@ -1,11 +1,15 @@
-"""Command line: `python -m literate render FILE` and `... translations ...`.
+"""Command line: `literate render FILE` and `literate translations ...`.
 
-python -m literate render mha.py -o out/mha.html [--lang ja] [--fragment]
-    the page as a standalone HTML file (KaTeX's stylesheet and fonts from
-    node_modules), or with --fragment only the body the site embeds;
-    without -o it goes to stdout
-python -m literate translations ...
-    the translation tools (see `python -m literate translations --help`)
+literate [--root DIR] render mha.py -o out/mha.html [--lang ja] [--fragment]
+    the page as the site shows it (examples run, translated with the
+    glossary) as a standalone HTML file, or with --fragment only the body
+    the site embeds; without -o it goes to stdout
+literate [--root DIR] translations update|status|check ...
+    the translation tools (see `literate translations --help`)
+
+--root is the project's folder (sources, translations/, node_modules/); by
+default the nearest folder holding mkdocs.yml, from the working directory
+up, else the working directory. `python -m literate` is the same command.
 """
 
 from __future__ import annotations
@@ -18,52 +22,79 @@ from pathlib import Path
 
 from pygments.formatters import HtmlFormatter
 
-ROOT = Path(__file__).resolve().parent.parent
 CSS = Path(__file__).with_name("assets") / "literate.css"
-KATEX_CSS = ROOT / "node_modules" / "katex" / "dist" / "katex.min.css"
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["translations"]:
-        from literate.translations.cli import main as translations_main
+    args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
+    root = Path(args.root) if args.root else default_root(Path.cwd())
+    return args.command(root, args)
 
-        return translations_main(argv[1:])
-    args = _parser().parse_args(argv)
-    return render_command(args)
+
+def default_root(cwd: Path) -> Path:
+    """The nearest folder from `cwd` up that holds mkdocs.yml, else `cwd`."""
+    return next((p for p in (cwd, *cwd.parents) if (p / "mkdocs.yml").is_file()), cwd)
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m literate")
-    commands = parser.add_subparsers(dest="command", required=True)
-    render = commands.add_parser("render", help="render one source as HTML")
+    from literate.translations.cli import add_commands, run
+
+    root = argparse.ArgumentParser(add_help=False)
+    root.add_argument(
+        "--root",
+        default=argparse.SUPPRESS,
+        help="the project's folder (default: the nearest holding mkdocs.yml, "
+        "else the working directory)",
+    )
+    parser = argparse.ArgumentParser(prog="literate", parents=[root])
+    parser.set_defaults(root=None)
+    commands = parser.add_subparsers(required=True, metavar="COMMAND")
+    render = commands.add_parser(
+        "render", parents=[root], help="render one source as the site shows it"
+    )
     render.add_argument("file", type=Path, help="a literate Python source")
     render.add_argument("-o", "--output", type=Path, help="file to write (stdout)")
     render.add_argument("--lang", default="en", help="en (default), ja, zh, ...")
     render.add_argument(
         "--fragment", action="store_true", help="only the page body, no <html>"
     )
-    commands.add_parser("translations", help="translation tools", add_help=False)
+    render.add_argument(
+        "--no-examples", action="store_true", help="do not run the `#|` examples"
+    )
+    render.set_defaults(command=render_command)
+    translations = commands.add_parser(
+        "translations",
+        parents=[root],
+        help="keep the translation tables in step with the sources",
+        description="Keep the translation tables in step with the sources.",
+    )
+    add_commands(translations)
+    translations.set_defaults(command=run)
     return parser
 
 
-def render_command(args: argparse.Namespace) -> int:
-    from literate.parse import ParseError, parse
-    from literate.render import RenderError, render_page
+def render_command(root: Path, args: argparse.Namespace) -> int:
+    from literate.pipeline import ERRORS, Pipeline
 
-    path = _display_path(args.file)
+    file = args.file.resolve()
     try:
-        page = parse(args.file.read_text(encoding="utf-8"), path)
-        if args.lang != "en":
-            page = _translate(page, args.lang)
-        body = render_page(page, source_url=_relative(args.file, args.output))
-    except (ParseError, RenderError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 1
+        source = file.relative_to(root.resolve()).as_posix()
+    except ValueError:  # a file outside the project: its folder is the root
+        root, source = file.parent, file.name
+    pipeline = Pipeline(root, run_examples=not args.no_examples)
+    try:
+        page = pipeline.page(source, args.lang)
+        body = pipeline.html(page, source_url=_relative(file, args.output))
     except OSError as error:
         print(f"error: {error.filename}: {error.strerror}", file=sys.stderr)
         return 1
-    text = body if args.fragment else _standalone(page, body, args.output)
+    except ERRORS as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    finally:
+        pipeline.close()
+    katex = pipeline.root / "node_modules" / "katex" / "dist" / "katex.min.css"
+    text = body if args.fragment else _standalone(page, body, katex, args.output)
     if args.output:
         args.output.parent.mkdir(parents=True, exist_ok=True)
         args.output.write_text(text, encoding="utf-8")
@@ -72,34 +103,16 @@ def render_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _translate(page, lang: str):
-    """The page in `lang`, from translations/<lang>/<stem>.json (if present)."""
-    from literate.translate import translate_page
-    from literate.translations.tables import load_table
-
-    table_file = ROOT / "translations" / lang / f"{Path(page.source).stem}.json"
-    table = load_table(table_file) if table_file.exists() else {}
-    return translate_page(page, lang, table)
-
-
-def _display_path(file: Path) -> str:
-    """The repo-relative path when the file is in the repository."""
-    try:
-        return file.resolve().relative_to(ROOT).as_posix()
-    except ValueError:
-        return file.name
-
-
 def _relative(target: Path, start: Path | None) -> str:
     """A link from the output file (or the working directory) to `target`."""
     folder = start.resolve().parent if start else Path.cwd()
     return Path(os.path.relpath(target.resolve(), folder)).as_posix()
 
 
-def _standalone(page, body: str, output: Path | None) -> str:
+def _standalone(page, body: str, katex_css: Path, output: Path | None) -> str:
     """A whole HTML document around `body`, for looking at it in a browser."""
     pygments_css = HtmlFormatter(style="default").get_style_defs(".highlight")
-    katex = _relative(KATEX_CSS, output)
+    katex = _relative(katex_css, output)
     return (
         "<!doctype html>\n"
         f'<html lang="{html.escape(page.lang)}">\n<head>\n<meta charset="utf-8">\n'

@@ -26,7 +26,8 @@ import platform
 from dataclasses import dataclass
 from pathlib import Path
 
-# Installed packages whose versions are part of every key.
+# Installed packages whose versions are part of every key, unless the caller
+# names others (the plugin's `packages` option).
 PACKAGES = ("torch", "numpy", "matplotlib")
 
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -47,13 +48,19 @@ class ModuleCode:
     on_import: tuple[int, ...]  # statements that bind nothing, run on import
 
 
-def code_key(root: Path, source: str, expr: str, salt: object = None) -> str:
+def code_key(
+    root: Path,
+    source: str,
+    expr: str,
+    salt: object = None,
+    packages: tuple[str, ...] = PACKAGES,
+) -> str:
     """The hex digest for `expr` evaluated in the module at `root / source`."""
     names = _uses(ast.parse(expr, mode="eval"))
     payload = {
         "salt": salt,
         "python": platform.python_version(),
-        "packages": versions(),
+        "packages": versions(tuple(packages)),
         "source": source,
         "expr": expr,
         "code": sorted(reachable_code(root, root / source, names)),
@@ -63,10 +70,10 @@ def code_key(root: Path, source: str, expr: str, salt: object = None) -> str:
 
 
 @functools.cache
-def versions() -> dict[str, str]:
-    """The installed versions of PACKAGES ("" when one is not installed)."""
+def versions(packages: tuple[str, ...] = PACKAGES) -> dict[str, str]:
+    """The installed versions of `packages` ("" when one is not installed)."""
     found = {}
-    for name in PACKAGES:
+    for name in packages:
         try:
             found[name] = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:

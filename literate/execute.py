@@ -11,8 +11,7 @@ as SVG. A figure needs alt text, after `| alt:` at the end of the line:
     #| plot_attention_weights()  | alt: a heatmap of the attention weights ...
     #| notebook: train(PRESETS["tiny"])
 
-(`#>` works too, but `ruff format` turns it into `# >`, prose.) A
-`notebook:` line never runs in the build; it becomes a cell of the page's
+A `notebook:` line never runs in the build; it becomes a cell of the page's
 notebook (see `literate.notebook`). `docs/outputs.md` is the authors' guide.
 
 All the pending examples of a page run in one fresh subprocess, started in
@@ -40,7 +39,7 @@ import traceback
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
-from literate.cache_key import code_key
+from literate.cache_key import PACKAGES, code_key
 from literate.model import Directive, Output, Page
 from literate.parse import SourceError
 
@@ -141,19 +140,21 @@ def execute_page(
     cache_dir: Path | None = None,
     root: Path | None = None,
     timeout: float = TIMEOUT,
+    packages: tuple[str, ...] = PACKAGES,
 ) -> Page:
     """`page` with the outputs of its examples; runs only what is not cached.
 
     `source_path` is the file `page` was parsed from; the repository root is
     the folder that `page.source` is relative to, unless `root` is given.
-    `cache_dir` defaults to `.cache/outputs` under the root.
+    `cache_dir` defaults to `.cache/outputs` under the root; `packages` are
+    the installed packages whose versions count for the cache key.
     """
     examples = [e for e in page_examples(page) if not e.notebook_only]
     if not examples:
         return page
     root = (root or _root_of(Path(source_path), page.source)).resolve()
     cache = Cache(root / (cache_dir or DEFAULT_CACHE), root)
-    keys = {e.line: _example_key(e, page.source, root) for e in examples}
+    keys = {e.line: _example_key(e, page.source, root, packages) for e in examples}
     results = {e.line: cache.get(keys[e.line]) for e in examples}
     pending = [e for e in examples if results[e.line] is None]
     if pending:
@@ -186,14 +187,12 @@ def _root_of(source_path: Path, source: str) -> Path:
     return path.parents[len(parts) - 1]
 
 
-def _example_key(example: Example, source: str, root: Path) -> str:
+def _example_key(
+    example: Example, source: str, root: Path, packages: tuple[str, ...]
+) -> str:
     """The cache key: the example, the code it reaches, and the versions."""
-    return code_key(
-        root,
-        source,
-        example.expr,
-        salt={"format": FORMAT, "style": STYLE},
-    )
+    salt = {"format": FORMAT, "style": STYLE}
+    return code_key(root, source, example.expr, salt, packages)
 
 
 def _outputs(example: Example, result: dict, source: str) -> tuple[Output, ...]:

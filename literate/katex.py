@@ -1,17 +1,25 @@
 """TeX to HTML + MathML at build time, with KaTeX run by node.
 
-All the formulas of a page go to ONE node process as a JSON batch
-(`katex_render.js`), so a page costs one process start, not one per formula.
-Results, errors included, are cached in this process by `(tex, display)`: a
-rebuild under `mkdocs serve` renders only the formulas that changed, and
-usually starts no process at all.
+A `Katex` keeps one node process (`katex_render.js`) for as long as it lives
+and sends it the formulas of each page as one batch, so a site or a corpus of
+hundreds of pages costs one process start, not one per page. Results, errors
+included, are cached by `(tex, display)`: a rebuild under `mkdocs serve`
+renders only the formulas that changed. The pipeline owns one `Katex`; the
+module-level `render_formulas` uses a shared default one.
+
+node finds the `katex` package by its own rules, from the working directory
+`cwd` (its `node_modules/`) or from `NODE_PATH`; `Katex.for_dist` derives
+both from a KaTeX distribution folder such as `node_modules/katex/dist`.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import select
 import shutil
 import subprocess
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,52 +40,134 @@ class KatexUnavailable(RuntimeError):
     """node or the katex package cannot be run."""
 
 
-_CACHE: dict[tuple[str, bool], Rendered] = {}
+class Katex:
+    """Renders batches of formulas in one long-lived node process, cached.
+
+    Call it with `(tex, display)` pairs; it returns {(tex, display): Rendered}.
+    A formula KaTeX rejects comes back with `error` set; whether that fails
+    the build is the caller's decision. `starts` counts node processes.
+    """
+
+    def __init__(self, cwd: Path | None = None, node_path: Path | None = None):
+        self.cwd = cwd
+        self.node_path = node_path
+        self.cache: dict[tuple[str, bool], Rendered] = {}
+        self.starts = 0
+        self._process: subprocess.Popen | None = None
+
+    @classmethod
+    def for_dist(cls, dist: Path) -> Katex:
+        """The renderer for a KaTeX distribution folder (`.../katex/dist`)."""
+        package = dist.parent if dist.name == "dist" else dist
+        return cls(cwd=package.parent.parent, node_path=package.parent)
+
+    def __call__(self, formulas: Iterable[tuple[str, bool]]) -> dict:
+        wanted = list(dict.fromkeys(formulas))
+        missing = [f for f in wanted if f not in self.cache]
+        if missing:
+            results = self._batch(missing)
+            for formula, result in zip(missing, results, strict=True):
+                self.cache[formula] = result
+        return {formula: self.cache[formula] for formula in wanted}
+
+    def close(self) -> None:
+        """End the node process (a later call starts a new one)."""
+        process, self._process = self._process, None
+        if process is not None:
+            process.stdin.close()
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            process.stdout.close()
+            process.stderr.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+    def _batch(self, formulas: list[tuple[str, bool]]) -> list[Rendered]:
+        process = self._process or self._start()
+        line = json.dumps([[tex, display] for tex, display in formulas]) + "\n"
+        try:
+            process.stdin.write(line.encode("utf-8"))
+            process.stdin.flush()
+            reply = self._read_line(process)
+        except (OSError, KatexUnavailable) as error:
+            detail = self._stop_with_stderr()
+            raise KatexUnavailable(f"{SCRIPT.name}: {error}{detail}") from None
+        results = json.loads(reply)
+        if len(results) != len(formulas):
+            raise KatexUnavailable(
+                f"{SCRIPT.name} returned {len(results)} results for {len(formulas)}"
+            )
+        return [Rendered(r.get("html", ""), r.get("error", "")) for r in results]
+
+    def _start(self) -> subprocess.Popen:
+        node = shutil.which("node")
+        if node is None:
+            raise KatexUnavailable(
+                "node not found on PATH; install Node.js and `npm ci`"
+            )
+        env = dict(os.environ)
+        if self.node_path is not None:
+            paths = [str(self.node_path), env.get("NODE_PATH", "")]
+            env["NODE_PATH"] = os.pathsep.join(p for p in paths if p)
+        self._process = subprocess.Popen(
+            [node, str(SCRIPT)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=self.cwd,
+            env=env,
+        )
+        self.starts += 1
+        return self._process
+
+    @staticmethod
+    def _read_line(process: subprocess.Popen) -> bytes:
+        """One reply line, or KatexUnavailable when node exits or hangs."""
+        fd, chunks = process.stdout.fileno(), []
+        deadline = time.monotonic() + TIMEOUT_S
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise KatexUnavailable(f"no answer in {TIMEOUT_S} s")
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                raise KatexUnavailable("node exited")
+            chunks.append(chunk)
+            if chunk.endswith(b"\n"):
+                return b"".join(chunks)
+
+    def _stop_with_stderr(self) -> str:
+        process, self._process = self._process, None
+        if process is None:
+            return ""
+        process.kill()
+        stderr = process.stderr.read().decode("utf-8", "replace").strip()
+        process.wait()
+        lines = stderr.splitlines()
+        last = next((row for row in reversed(lines) if row.strip()), "")
+        hint = " (is the katex package installed? run `npm ci`)"
+        return f" ({last}){hint}" if last else hint
+
+
+_DEFAULT: Katex | None = None
 
 
 def render_formulas(formulas: Iterable[tuple[str, bool]]) -> dict:
-    """Render `(tex, display)` pairs; returns {(tex, display): Rendered}.
-
-    A formula KaTeX rejects comes back with `error` set; it is the caller's
-    decision whether that fails the build.
-    """
-    wanted = list(dict.fromkeys(formulas))
-    missing = [f for f in wanted if f not in _CACHE]
-    if missing:
-        for formula, result in zip(missing, _run_katex(missing), strict=True):
-            _CACHE[formula] = result
-    return {formula: _CACHE[formula] for formula in wanted}
-
-
-def _run_katex(formulas: list[tuple[str, bool]]) -> list[Rendered]:
-    node = shutil.which("node")
-    if node is None:
-        raise KatexUnavailable("node not found on PATH; install Node.js and `npm ci`")
-    try:
-        done = subprocess.run(
-            [node, str(SCRIPT)],
-            input=json.dumps([[tex, display] for tex, display in formulas]),
-            capture_output=True,
-            text=True,
-            encoding="utf-8",
-            timeout=TIMEOUT_S,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        raise KatexUnavailable(f"{SCRIPT.name} ran over {TIMEOUT_S} s") from None
-    if done.returncode != 0:
-        raise KatexUnavailable(
-            f"{SCRIPT.name} exited with {done.returncode}: {done.stderr.strip()}"
-            " (is node_modules/katex installed? run `npm ci`)"
-        )
-    results = json.loads(done.stdout)
-    if len(results) != len(formulas):
-        raise KatexUnavailable(
-            f"{SCRIPT.name} returned {len(results)} results for {len(formulas)}"
-        )
-    return [Rendered(r.get("html", ""), r.get("error", "")) for r in results]
+    """Render with the shared default `Katex` (node_modules of the cwd)."""
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = Katex(node_path=Path("node_modules").resolve())
+    return _DEFAULT(formulas)
 
 
 def clear_cache() -> None:
-    """Forget every rendered formula (tests use it to count process starts)."""
-    _CACHE.clear()
+    """Forget every formula the shared default `Katex` rendered."""
+    if _DEFAULT is not None:
+        _DEFAULT.cache.clear()

@@ -32,7 +32,7 @@ class Directive:
     """A `#|` comment line: an instruction to the build, not prose or code.
 
     `text` is what follows `#|` (stripped), e.g. `print(scaling_table())`; see
-    docs/outputs.md. `#>` is accepted too, but `ruff format` rewrites it.
+    docs/outputs.md.
     """
 
     number: int
@@ -48,7 +48,7 @@ class Output:
     a `data:` URL (SVG or PNG) with `alt` text for screen readers.
     """
 
-    directive: int  # line of the `#>` directive that asked for it
+    directive: int  # line of the `#|` directive that asked for it
     kind: Literal["text", "image"]
     text: str = ""
     image: str = ""
@@ -65,12 +65,15 @@ class Section:
     code: tuple[CodeLine, ...]  # comment-only lines are not here
     symbol: str = ""  # enclosing class/function qualname; "" at module level
     directives: tuple[Directive, ...] = ()
-    lang: str = "en"
     state: State = "source"
     english: str = ""  # the English docs when state != "source"
     # Dotted names of the classes/functions whose `def`/`class` line is in
     # `code`; the renderer links uses of these names to this section.
     defines: tuple[str, ...] = ()
+    # A docstring's opening as written (`"""`, `r"""`); "" for comment prose.
+    # `docs` is the docstring's source text, so the notebook writes it back
+    # between the same quotes.
+    docstring_quote: str = ""
     # Filled by the execute stage from `directives`; empty until then.
     outputs: tuple[Output, ...] = ()
 

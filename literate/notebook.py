@@ -111,7 +111,7 @@ def _piece(section: Section) -> _Piece:
     blanks = [""] * (body[0].number - section.docs_lines[-1] - 1) if body else []
     lines = (
         *header,
-        *_docstring(section.docs, inner),
+        *_docstring(section.docs, inner, section.docstring_quote),
         *blanks,
         *(b.text for b in body),
     )
@@ -122,20 +122,30 @@ def _indent(line: str) -> str:
     return line[: len(line) - len(line.lstrip())]
 
 
-def _docstring(text: str, indent: str) -> list[str]:
-    """`text` as the lines of a docstring at `indent` that reads back as `text`."""
-    if '"""' in text or text.endswith(("\\", '"')):
+def _docstring(text: str, indent: str, opening: str = "") -> list[str]:
+    """`text` as the lines of a docstring at `indent`.
+
+    `text` is the docstring's source text, so it goes back between the
+    source's own quotes (`opening`, such as `r` and three double quotes);
+    a text those quotes cannot hold (a translation that has them) is escaped
+    to read back as itself.
+    """
+    prefix = opening.rstrip("\"'")
+    end = opening[len(prefix) :][:1] * 3  # one quote or three: the same escapes
+    if end and end not in text and not text.endswith(end[0]):
+        quote = prefix + end
+    elif '"""' in text or text.endswith(("\\", '"')):
         text = text.replace("\\", "\\\\").replace('"', '\\"')
-        quote = '"""'
+        quote = end = '"""'
     else:
-        quote = 'r"""' if "\\" in text else '"""'
+        quote, end = ('r"""' if "\\" in text else '"""'), '"""'
     rows = text.strip("\n").split("\n")
     if len(rows) == 1:
-        return [f'{indent}{quote}{rows[0]}"""']
+        return [f"{indent}{quote}{rows[0]}{end}"]
     return [
         f"{indent}{quote}{rows[0]}",
         *(f"{indent}{row}" if row.strip() else "" for row in rows[1:]),
-        f'{indent}"""',
+        f"{indent}{end}",
     ]
 
 

@@ -8,8 +8,7 @@ that follows it, up to the next prose. The rules, in the order they apply:
 - A comment inside brackets (a multi-line call, a list) is part of that
   statement, so it stays in the code column.
 - Pragma comments (`# noqa`, `# type:`, `# fmt:`, `# pragma:`, ...) are code.
-- A `#|` comment line is a `Directive` of the section it sits in (`#>` too,
-  but `ruff format` rewrites `#>` as `# >`, prose, and keeps `#|`).
+- A `#|` comment line is a `Directive` of the section it sits in.
 - A docstring is prose only when it is alone on its lines; a class or
   function docstring opens a new section whose code starts with the
   `class`/`def` line(s) above it (decorators and multi-line signatures too).
@@ -38,7 +37,7 @@ import io
 import re
 import tokenize
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 
 import yaml
@@ -84,6 +83,7 @@ class _Doc:
     text: str  # the raw text between the quotes
     header: int  # first line of the decorators/`def`/`class` it sits beside; 0
     is_module: bool
+    quote: str  # its opening as written: `"""`, `r"""`, `'`, ...
 
 
 @dataclass(frozen=True)
@@ -107,6 +107,7 @@ class _Builder:
     directives: list[Directive] = field(default_factory=list)
     blanks: list[int] = field(default_factory=list)  # pending, not yet placed
     has_docstring: bool = False
+    quote: str = ""  # the docstring's opening as written
     owner: int = 0  # first line of the docstring whose header this holds
 
     def comment_prose_only(self) -> bool:
@@ -210,8 +211,8 @@ def _docstrings(
         )
         if not alone:
             continue
-        text = _docstring_text(tok.string, value.value)
-        found[first] = _Doc(first, last, text, header, owner is tree)
+        text, quote = _docstring_text(tok.string)
+        found[first] = _Doc(first, last, text, header, owner is tree, quote)
     return found
 
 
@@ -222,16 +223,17 @@ def _char_col(lines: list[str], lineno: int, byte_col: int | None) -> int | None
     return len(lines[lineno - 1].encode()[:byte_col].decode(errors="ignore"))
 
 
-def _docstring_text(token: str, value: str) -> str:
-    """The docstring as Python reads it: `\\\\sqrt` in a plain string is `\\sqrt`.
+def _docstring_text(token: str) -> tuple[str, str]:
+    """The docstring as written in the source: prefix and quotes removed.
 
-    When escapes change the number of lines (`\\n`, a backslash-newline) the
-    text as written is used instead, so each prose line keeps its source line.
+    Escapes are kept, in plain strings as in raw ones: the page shows what
+    the author wrote, so `"$\\frac{a}{b}$"` is a fraction, not a form feed
+    and `rac`, and each prose line keeps its source line. Returns the text
+    and the opening (prefix and quotes), which the notebook writes back.
     """
-    body = token[STRING_PREFIX_RE.match(token).end() :]
-    quote = 3 if body[:3] in ('"""', "'''") else 1
-    raw = body[quote:-quote]
-    return value if value.count("\n") == raw.count("\n") else raw
+    prefix = STRING_PREFIX_RE.match(token).end()
+    quote = 3 if token[prefix : prefix + 3] in ('"""', "'''") else 1
+    return token[prefix + quote : -quote], token[: prefix + quote]
 
 
 def _classify(
@@ -271,7 +273,7 @@ def _comment_kind(comment: str, number: int, lines: list[str]) -> str:
     is_coding = CODING_RE.match(comment)
     if is_coding and (number == 1 or (number == 2 and _skippable(lines[0]))):
         return SKIP
-    if comment.startswith(("#|", "#>")):
+    if comment.startswith("#|"):
         return DIRECTIVE
     if PRAGMA_RE.match(comment):
         return CODE
@@ -315,9 +317,7 @@ def _front_matter(docs: dict[int, _Doc], path: str) -> tuple[dict, dict[int, _Do
     # Blank out the front matter so the docstring's line numbers stay the same.
     rest = [""] * (close + 1) + rows[close + 1 :]
     docs = dict(docs)
-    docs[module.first] = _Doc(
-        module.first, module.last, "\n".join(rest), module.header, True
-    )
+    docs[module.first] = replace(module, text="\n".join(rest))
     return data, docs
 
 
@@ -342,6 +342,7 @@ def _group(lines: list[str], kinds: list[str], docs: dict[int, _Doc]) -> list[_B
             if cur is None or cur.owner != doc.first:
                 cur = open_section()
             cur.has_docstring = True
+            cur.quote = doc.quote
             _add_docstring(cur, doc)
             # Blank lines right after a docstring only separate it from the code.
             number = doc.last + 1
@@ -439,6 +440,7 @@ def _finish(built: list[_Builder], defs: list[_Def], total: int) -> tuple[Sectio
             anchor=anchor,
             docs="\n".join(b.docs),
             docs_lines=tuple(b.docs_lines),
+            docstring_quote=b.quote,
             code=tuple(b.code),
             symbol=symbol,
             directives=tuple(b.directives),

@@ -22,6 +22,7 @@ in one KaTeX batch before any prose, so a LaTeX error fails the page with
 
 from __future__ import annotations
 
+import functools
 import html
 import itertools
 import re
@@ -44,7 +45,7 @@ class RenderError(SourceError):
 
 MATH = ("math", "display_math")
 IMAGE_URLS = ("data:image/svg+xml;base64,", "data:image/png;base64,")
-MARKDOWN_EXTENSIONS = ["tables", "sane_lists", "admonition", "def_list"]
+MARKDOWN_EXTENSIONS = ("tables", "sane_lists", "admonition", "def_list")
 # Characters the pipeline uses as markers; stray ones in prose become U+FFFD.
 _RESERVED = re.compile("[\ue000\ue001\x02\x03]")
 _TOKEN_RE = re.compile("\ue000(\\d+)\ue001")
@@ -75,34 +76,59 @@ class _Prose:
 
 
 def render_page(
-    page: Page, *, source_url: str | None = None, notebook_url: str | None = None
+    page: Page,
+    *,
+    source_url: str | None = None,
+    notebook_url: str | None = None,
+    formulas=render_formulas,
+    extensions: tuple[str, ...] = MARKDOWN_EXTENSIONS,
 ) -> str:
     """The page body: `<div class="lit-page" ...>…</div>`, deterministic.
 
     `source_url` and `notebook_url` (the page as a Jupyter notebook) are
-    linked at the top. Raises RenderError (file and line) on a malformed
-    equation.
+    linked at the top. `formulas` renders the math (a `katex.Katex`; the
+    default is a shared one); `extensions` are Python-Markdown's. Raises
+    RenderError (file and line) on a malformed equation.
     """
-    return _render(page, source_url, strict=True, notebook_url=notebook_url)[0]
+    body, _ = _render(
+        page,
+        source_url,
+        formulas,
+        strict=True,
+        notebook_url=notebook_url,
+        extensions=extensions,
+    )
+    return body
 
 
 def render_page_tolerant(
-    page: Page, *, source_url: str | None = None
+    page: Page,
+    *,
+    source_url: str | None = None,
+    formulas=render_formulas,
+    extensions: tuple[str, ...] = MARKDOWN_EXTENSIONS,
 ) -> tuple[str, tuple[RenderError, ...]]:
     """Like `render_page`, but a formula KaTeX rejects is shown as escaped TeX.
 
     For rendering foreign sources (the benchmark); returns the errors it
     tolerated. The site build always uses `render_page`.
     """
-    return _render(page, source_url, strict=False)
+    return _render(page, source_url, formulas, strict=False, extensions=extensions)
 
 
 def _render(
-    page: Page, source_url: str | None, *, strict: bool, notebook_url: str | None = None
+    page: Page,
+    source_url: str | None,
+    formulas,
+    *,
+    strict: bool,
+    notebook_url: str | None = None,
+    extensions: tuple[str, ...] = MARKDOWN_EXTENSIONS,
 ):
+    md = _markdown(extensions)
     proses = [_plan(section) for section in page.sections]
     flat = [p for plan in proses for p in plan.values()]
-    math, tolerated = _render_math(page, flat, strict=strict)
+    math, tolerated = _render_math(page, flat, formulas, strict=strict)
     names: dict[str, str] = {}
     for section in page.sections:
         for name in section.defines:
@@ -123,7 +149,7 @@ def _render(
     if links:
         parts.append('<p class="lit-source">' + " · ".join(links) + "</p>")
     for section, plan in zip(page.sections, proses, strict=True):
-        docs = {role: _prose_html(p, math) for role, p in plan.items()}
+        docs = {role: _prose_html(p, math, md) for role, p in plan.items()}
         parts.append(_section_html(page, section, docs, code))
     parts.append("</div>")
     return "\n".join(parts) + "\n", tuple(tolerated)
@@ -177,7 +203,7 @@ def _formula(span: Span) -> tuple[str, bool]:
     return (span.text[1:-1], False)
 
 
-def _render_math(page: Page, flat: list[_Prose], *, strict: bool):
+def _render_math(page: Page, flat: list[_Prose], formulas, *, strict: bool):
     """Render every permitted formula of the page in one batch."""
     wanted = [
         (prose, i, _formula(span))
@@ -188,7 +214,7 @@ def _render_math(page: Page, flat: list[_Prose], *, strict: bool):
     if not wanted:
         return {}, []
     try:
-        results = render_formulas(formula for _, _, formula in wanted)
+        results = formulas(formula for _, _, formula in wanted)
     except KatexUnavailable as error:
         prose, i, _ = wanted[0]
         raise RenderError(page.source, _line_of(prose, i), str(error)) from None
@@ -219,21 +245,17 @@ def _line_of(prose: _Prose, index: int) -> int:
 # --- prose: markdown with the spans put back ------------------------------------
 
 
-_MARKDOWN: markdown.Markdown | None = None
+@functools.cache
+def _markdown(extensions: tuple[str, ...]) -> markdown.Markdown:
+    """A Python-Markdown instance (one per set of extensions), with every
+    raw-HTML path removed; it is reset before each use."""
+    md = markdown.Markdown(extensions=list(extensions), output_format="html")
+    md.preprocessors.deregister("html_block")
+    md.inlinePatterns.deregister("html")
+    return md
 
 
-def _markdown() -> markdown.Markdown:
-    """One Python-Markdown instance, with every raw-HTML path removed."""
-    global _MARKDOWN
-    if _MARKDOWN is None:
-        md = markdown.Markdown(extensions=MARKDOWN_EXTENSIONS, output_format="html")
-        md.preprocessors.deregister("html_block")
-        md.inlinePatterns.deregister("html")
-        _MARKDOWN = md
-    return _MARKDOWN
-
-
-def _prose_html(prose: _Prose, math: dict) -> str:
+def _prose_html(prose: _Prose, math: dict, md: markdown.Markdown) -> str:
     parts, last = [], 0
     for index, (start, end, _) in enumerate(prose.places):
         mark = f"\ue000{index}\ue001"
@@ -242,7 +264,6 @@ def _prose_html(prose: _Prose, math: dict) -> str:
         parts += [prose.template[last:start], mark]
         last = end
     parts.append(prose.template[last:])
-    md = _markdown()
     md.reset()
     body = md.convert("".join(parts))
     return _put_back(body, prose, math)

@@ -37,7 +37,7 @@ def translate_page(
     current |= {key(page.title), key(page.summary)}
     orphans = [k for k, v in table.items() if k not in current and v.strip()]
     sections = tuple(
-        _translate_section(section, lang, table, orphans, glossary)
+        _translate_section(section, table, orphans, glossary)
         for section in page.sections
     )
     return replace(
@@ -62,21 +62,18 @@ def _translate_text(english: str, table: dict[str, str], glossary) -> str | None
 
 def _translate_section(
     section: Section,
-    lang: str,
     table: dict[str, str],
     orphans: list[str],
     glossary: tuple[Term, ...],
 ) -> Section:
     if not section.docs.strip():
-        return replace(section, lang=lang)  # no prose: nothing to translate
+        return section  # no prose: nothing to translate
     english = section.docs
     docs = _translate_text(english, table, glossary)
     if docs is not None:
-        return replace(
-            section, docs=docs, english=english, lang=lang, state="translated"
-        )
+        return replace(section, docs=docs, english=english, state="translated")
     state = "stale" if most_similar(key(english), orphans) else "untranslated"
-    return replace(section, english=english, lang=lang, state=state)
+    return replace(section, english=english, state=state)
 
 
 def most_similar(target: str, candidates: Iterable[str]) -> tuple[str, float] | None:

@@ -12,3 +12,5 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+# The KaTeX distribution that `npm ci` installs (the plugin's default).
+KATEX_DIST = ROOT / "node_modules" / "katex" / "dist"

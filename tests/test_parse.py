@@ -111,20 +111,25 @@ def test_shebang_and_encoding_are_neither_prose_nor_code():
 
 
 def test_directive_is_recorded_not_prose_or_code():
-    source = "# Show it.\nx = 1\n#> show table(x)\ny = 2\n"
+    source = "# Show it.\nx = 1\n#| show table(x)\ny = 2\n"
     (section,) = parse(source, "m.py").sections
     assert [(d.number, d.text) for d in section.directives] == [(3, "show table(x)")]
     assert code_numbers(section) == [2, 4]
 
 
-def test_docstring_escapes_are_read_as_python_reads_them():
-    source = 'def f():\n    "Plain: \\\\sqrt{x}; raw below."\n\n\ndef g():\n'
-    source += '    r"Raw: \\sqrt{x}."\n'
+def test_docstrings_are_the_source_text_as_written():
+    # Plain and raw strings alike: escapes are kept, not evaluated, so a
+    # plain "\frac" is not a form feed and "\n" is not a line break.
+    source = (
+        'def f():\n    "Plain: $\\frac{a}{b}$, \\times, \\\\sqrt, \\n."\n\n\n'
+        'def g():\n    r"""Raw: $\\beta$ \\t."""\n'
+    )
     page = parse(source, "m.py")
     assert [s.docs for s in page.sections] == [
-        "Plain: \\sqrt{x}; raw below.",
-        "Raw: \\sqrt{x}.",
+        "Plain: $\\frac{a}{b}$, \\times, \\\\sqrt, \\n.",
+        "Raw: $\\beta$ \\t.",
     ]
+    assert [s.docs_lines for s in page.sections] == [(2,), (6,)]
 
 
 def test_one_line_docstrings_with_non_ascii_text_are_prose():
@@ -274,7 +279,7 @@ def statement(draw, indent, depth):
     if kind == "pragma":
         return [indent + "# noqa: E501"]
     if kind == "directive":
-        return [indent + "#> show x"]
+        return [indent + "#| show x"]
     inner = indent + "    "
     head = [indent + "@decorator"] if draw(st.booleans()) else []
     if kind == "def":

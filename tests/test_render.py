@@ -10,10 +10,10 @@ from __future__ import annotations
 import base64
 import dataclasses
 import re
-import subprocess
 from html.parser import HTMLParser
 
 import pytest
+from conftest import KATEX_DIST
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_parse import GOLDEN, compare_golden
@@ -160,6 +160,24 @@ def test_math_is_rendered_with_mathml_and_no_dollar_left():
     assert "$" not in prose.replace("$d_k$", "")  # only the TeX annotation keeps it
 
 
+def test_a_plain_docstring_shows_its_math_as_written():
+    # In a plain (not raw) string Python reads \f, \t, \b and \n as control
+    # characters; the page shows the source text instead.
+    source = (
+        "def f():\n"
+        '    """$\\frac{a}{b} \\times \\beta$, then $$\\nabla f \\neq 0$$"""\n'
+        "    return 1\n"
+    )
+    html = render_source(source)
+    assert not re.search("[\x00-\x08\x0b-\x1f]", html)
+    annotations = re.findall(r'<annotation encoding="application/x-tex">(.*?)<', html)
+    assert annotations == ["\\frac{a}{b} \\times \\beta", "\\nabla f \\neq 0"]
+    tree = Tree(html)
+    assert len(tree.find("mfrac")) == 1
+    text = "".join(tree.text)
+    assert all(symbol in text for symbol in "×β∇≠")
+
+
 def test_a_latex_error_names_file_and_line():
     source = "x = 1\n\n# Fine $a$.\n#\n# Broken $\\frac{a}{$ here.\ny = 2\n"
     with pytest.raises(RenderError) as caught:
@@ -180,28 +198,29 @@ def test_tolerant_mode_shows_bad_tex_escaped_and_counts_it():
     assert '<code class="lit-tex">$\\frac{&lt;b&gt;}{$</code>' in html
 
 
-def test_one_katex_process_per_page_and_none_when_cached(monkeypatch):
-    calls = []
-    real_run = subprocess.run
-
-    def counting_run(*args, **kwargs):
-        calls.append(args)
-        return real_run(*args, **kwargs)
-
-    monkeypatch.setattr(subprocess, "run", counting_run)
-    katex.clear_cache()
+def test_one_katex_process_for_many_pages_and_no_batch_when_cached():
+    formulas = katex.Katex.for_dist(KATEX_DIST)
+    batches = []
+    real = formulas._batch
+    formulas._batch = lambda missing: batches.append(missing) or real(missing)
     source = "# $a_1$, $a_2$ and $a_3$.\nx = 1\n# $$b$$\ny = 2\n"
-    render_source(source)
-    assert len(calls) == 1
-    render_source(source)
-    assert len(calls) == 1
+    first = render_source(source, formulas=formulas)
+    assert len(batches) == 1 and len(batches[0]) == 4  # one batch per page
+    assert render_source(source, formulas=formulas) == first
+    assert len(batches) == 1  # all cached: nothing sent
+    render_source("# $c$ and $a_1$\nx = 1\n", formulas=formulas)
+    assert batches[1] == [("c", False)]  # only what is new
+    assert formulas.starts == 1  # one node process served every page
+    formulas.close()
+    render_source("# $d$\nx = 1\n", formulas=formulas)
+    assert formulas.starts == 2
+    formulas.close()
 
 
 def test_missing_node_is_a_render_error(monkeypatch):
     monkeypatch.setattr(katex.shutil, "which", lambda name: None)
-    katex.clear_cache()
     with pytest.raises(RenderError) as caught:
-        render_source("x = 1\n# $q_{new}$\ny = 2\n", "m.py")
+        render_source("x = 1\n# $q_{new}$\ny = 2\n", "m.py", formulas=katex.Katex())
     assert caught.value.line == 2
     assert "node not found" in str(caught.value)
 
@@ -214,7 +233,7 @@ ENGLISH = "Weights $w_i$, see [docs](https://example.org/a) and `w`.<br>"
 def translated(docs: str, state: str = "translated", english: str = ENGLISH):
     page = parse(f"# {english}\nx = 1\n", "m.py")
     section = dataclasses.replace(
-        page.sections[0], docs=docs, english=english, state=state, lang="ja"
+        page.sections[0], docs=docs, english=english, state=state
     )
     return dataclasses.replace(page, sections=(section,), lang="ja")
 
@@ -372,7 +391,7 @@ def test_fenced_code_in_prose_is_highlighted():
 
 
 def with_outputs(*outputs):
-    page = parse("# Table.\nx = 1\n#> show(x)\n", "m.py")
+    page = parse("# Table.\nx = 1\n#| show(x)\n", "m.py")
     section = dataclasses.replace(page.sections[0], outputs=outputs)
     return dataclasses.replace(page, sections=(section,))
 
@@ -410,17 +429,12 @@ def test_links_never_nest():
         assert depth <= 1
 
 
-def test_cli_renders_other_languages_and_delegates_translations(monkeypatch, capsys):
-    import literate.translations.cli
+def test_cli_renders_other_languages_and_runs_translations(capsys):
     from literate.__main__ import main
 
     assert main(["render", str(GOLDEN / "basic.py"), "--lang", "ja", "--fragment"]) == 0
     fragment = capsys.readouterr().out
     assert fragment.startswith('<div class="lit-page" lang="ja"')
     assert "未翻訳です" in fragment
-    calls = []
-    monkeypatch.setattr(
-        literate.translations.cli, "main", lambda argv: calls.append(argv) or 7
-    )
-    assert main(["translations", "status", "--lang", "ja"]) == 7
-    assert calls == [["status", "--lang", "ja"]]
+    assert main(["translations", "check", "xx"]) == 1
+    assert "translations/xx: no such language folder" in capsys.readouterr().out

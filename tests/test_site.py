@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import http.server
-import json
 import os
 import re
 import subprocess
@@ -24,8 +23,8 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import sync_playwright
 
-from literate.mkdocs import plugin
 from literate.parse import parse
+from literate.pipeline import Pipeline
 from literate.spans import extract
 
 
@@ -444,12 +443,13 @@ OUTPUT_FACTS = """() => [...document.querySelectorAll('.lit-output')].map(o => {
 })"""
 
 
+PIPELINE = Pipeline(ROOT)  # makes pages as the plugin does
+
+
 @functools.cache
 def reference_page(source: str, lang: str):
     """`source` in `lang` as the plugin makes it: parsed, run (cached), translated."""
-    r = plugin.load_renderer(fresh=False)
-    english = plugin.english_page(r, ROOT, source)
-    return plugin.translated_page(r, ROOT, english, lang)
+    return PIPELINE.page(source, lang)
 
 
 @in_browser
@@ -541,69 +541,6 @@ def test_the_notebook_link_downloads_the_pages_notebook(tabs, lang, name):
         assert markdown != [
             c.source for c in english.cells if c.cell_type == "markdown"
         ]
-
-
-# --- the plugin's plain functions, and its errors, without a browser ----------
-
-EN, JA = plugin.Language("en", True), plugin.Language("ja", False)
-
-
-def test_pages_are_named_with_the_language_suffix_i18n_expects():
-    targets = plugin.page_targets(["mha.py", "train.py"], (EN, JA), "status.md")
-    assert targets == {
-        "mha.md": plugin.Target("mha.py", EN),
-        "mha.ja.md": plugin.Target("mha.py", JA),
-        "train.md": plugin.Target("train.py", EN),
-        "train.ja.md": plugin.Target("train.py", JA),
-        "status.md": plugin.Target("", EN),
-    }
-
-
-def test_a_language_index_holds_its_own_pages_located_from_its_folder():
-    entries = [
-        {"location": "mha.html#a", "title": "Attention", "text": "soft\u200bmax"},
-        {"location": "ja/mha.html#a", "title": "注意", "text": "注意\u200b機構"},
-    ]
-    splits = {"separator": "[\\s\\u200b]+"}
-    whole = {"separator": "[\\s\\-]+"}
-    ja = json.loads(plugin.language_index(entries, JA, whole))
-    assert ja["docs"] == [
-        {"location": "mha.html#a", "title": "注意", "text": "注意機構"}
-    ]
-    assert ja["config"] == whole
-    en = json.loads(plugin.language_index(entries, EN, splits))
-    assert [d["location"] for d in en["docs"]] == ["mha.html#a", "ja/mha.html#a"]
-    assert en["docs"][0]["text"] == "soft\u200bmax"  # kept: the separator splits
-
-
-def test_a_translated_page_searches_from_its_language_folder():
-    app = {"base": "..", "features": [], "search": "../assets/w.js"}
-    page = (
-        '<html><script id="__config" type="application/json">'
-        f"{json.dumps(app)}</script></html>"
-    )
-    found = re.search(
-        r"application/json\">(.*)</script>", plugin.point_search_at(page, "ja/", "x")
-    )
-    assert json.loads(found.group(1)) == dict(app, base="../ja/")
-    with pytest.raises(plugin.PluginError, match="ja/mha.html"):
-        plugin.point_search_at("<html></html>", "ja/", "ja/mha.html")
-
-
-def test_a_fresh_renderer_runs_the_edited_code():
-    plugin.load_renderer(fresh=False)
-    # The re-import replaces modules that other tests' imports still hold
-    # (an exception class imported before would no longer match): put the
-    # originals back afterwards.
-    saved = {n: m for n, m in sys.modules.items() if n.startswith("literate.")}
-    try:
-        before = sys.modules["literate.parse"]
-        renderer = plugin.load_renderer(fresh=True)
-        after = sys.modules["literate.parse"]
-        assert after is not before
-        assert renderer.parse is after.parse
-    finally:
-        sys.modules.update(saved)
 
 
 def build_small_site(folder: Path, name: str, source: str, out: str = "out"):

@@ -134,7 +134,7 @@ def test_injection_never_reaches_the_page_as_markup(payload):
     spans = extract(normalize(section.docs)).spans
     forced = [
         replace(section, docs=fill(value, spans), english=section.docs,
-                lang="ja", state="translated")
+                state="translated")
         for value in (SAFE_VALUE, SAFE_VALUE + payload)
     ]  # fmt: skip
     safe, attacked = (

@@ -1,7 +1,13 @@
 """The `literate` plugin's options, as written under `plugins:` in mkdocs.yml.
 
-Every path is relative to the folder that holds mkdocs.yml (the repository
-root), so the same file works from any working directory.
+Every path is relative to the folder that holds mkdocs.yml (the project's
+root), so the same file works from any working directory. Only `sources` must
+be given:
+
+    plugins:
+      - literate:
+          sources: [labml_nn/**/*.py]
+          base: labml_nn
 """
 
 from __future__ import annotations
@@ -9,15 +15,27 @@ from __future__ import annotations
 from mkdocs.config import config_options as opt
 from mkdocs.config.base import Config
 
+from literate.cache_key import PACKAGES
+from literate.execute import TIMEOUT
+from literate.pipeline import KATEX
+from literate.render import MARKDOWN_EXTENSIONS
+
 
 class LiterateConfig(Config):
-    # The literate sources; each becomes one page per language, named after
-    # its stem: mha.py -> mha/ (English), ja/mha/, zh/mha/.
-    sources = opt.ListOfItems(opt.Type(str), default=["mha.py", "train.py"])
+    # The literate sources: files (`mha.py`), folders (every .py file under
+    # them) or globs (`pkg/**/*.py`). Each becomes one page per language,
+    # whose path follows the source's: pkg/mod.py -> pkg/mod.html,
+    # pkg/__init__.py -> pkg/index.html (ja/pkg/mod.html, ... with i18n).
+    sources = opt.ListOfItems(opt.Type(str))
 
-    # The generated page that shows the translation status tables;
-    # "" leaves it out.
-    status_page = opt.Type(str, default="translation-status.md")
+    # The folder that page paths are relative to: with `base: labml_nn`,
+    # labml_nn/transformers/mha.py becomes transformers/mha.html.
+    # Default "": the project's root.
+    base = opt.Type(str, default="")
+
+    # The generated page that shows the translation status tables, e.g.
+    # "translation-status.md"; "" (the default) leaves it out.
+    status_page = opt.Type(str, default="")
 
     # Where a page's "source" link points. "{path}" is replaced by the
     # source's path, e.g. "https://github.com/ORG/REPO/blob/main/{path}".
@@ -26,5 +44,21 @@ class LiterateConfig(Config):
     source_url = opt.Type(str, default="")
 
     # The KaTeX distribution whose CSS and fonts the math needs; it is
-    # copied into the site under assets/katex/ so no page loads a CDN.
-    katex = opt.Type(str, default="node_modules/katex/dist")
+    # copied into the site under assets/katex/ so no page loads a CDN, and
+    # node loads the katex package from the folder above it.
+    katex = opt.Type(str, default=KATEX)
+
+    # Run the `#|` examples of the sources and show their outputs.
+    run_examples = opt.Type(bool, default=True)
+
+    # Installed packages whose versions are part of every example's cache
+    # key: a new version re-runs the examples.
+    packages = opt.ListOfItems(opt.Type(str), default=list(PACKAGES))
+
+    # Seconds that all the pending examples of one page may take together.
+    timeout = opt.Type((int, float), default=TIMEOUT)
+
+    # Python-Markdown extensions for the prose (raw HTML stays off).
+    markdown_extensions = opt.ListOfItems(
+        opt.Type(str), default=list(MARKDOWN_EXTENSIONS)
+    )

@@ -20,7 +20,6 @@ from pathlib import Path
 from literate.parse import SourceError
 from literate.translations.check import Term, check_entry, load_glossary
 from literate.translations.layout import (
-    SOURCES,
     current_keys,
     glossary_path,
     languages,
@@ -44,24 +43,25 @@ _LANG = re.compile(r"[a-z]{2,3}(?:-[A-Za-z0-9]{2,8})?")
 
 
 def main(argv: list[str]) -> int:
-    """Run one command; the exit status is 0 when nothing went wrong."""
-    args = _parser().parse_args(argv)
-    root = Path(args.root)
+    """`literate translations ARGV...`; the exit status is 0 when all went well."""
+    from literate.__main__ import main as literate_main
+
+    return literate_main(["translations", *argv])
+
+
+def run(root: Path, args: argparse.Namespace) -> int:
+    """Run the parsed command; the exit status is 0 when nothing went wrong."""
     if getattr(args, "lang", None) and not _LANG.fullmatch(args.lang):
         print(f"LANG {args.lang!r}: expected a language code such as ja, zh, pt-BR")
         return 2
     if args.lang == "en":
         print("LANG 'en': English is the source language, it has no table")
         return 2
-    return args.run(root, args)
+    return args.run_command(root, args)
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m literate translations",
-        description="Keep the translation tables in step with the sources.",
-    )
-    parser.add_argument("--root", default=".", help="repository root (default: .)")
+def add_commands(parser: argparse.ArgumentParser) -> None:
+    """The `update`, `status` and `check` commands, under `parser`."""
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
     update = commands.add_parser("update", help="add new keys, report stale ones")
     update.add_argument("lang", nargs="?", help="only this language (created)")
@@ -75,17 +75,29 @@ def _parser() -> argparse.ArgumentParser:
             action="append",
             dest="sources",
             metavar="PATH",
-            help="a literate source (repeatable; default: the sources in "
-            f"mkdocs.yml, else {' '.join(SOURCES)})",
+            help="a literate source, folder or glob (repeatable; default: "
+            "the sources in mkdocs.yml)",
         )
-    update.set_defaults(run=run_update)
-    status.set_defaults(run=run_status, lang=None)
-    check.set_defaults(run=run_check)
-    return parser
+    update.set_defaults(run_command=run_update)
+    status.set_defaults(run_command=run_status, lang=None)
+    check.set_defaults(run_command=run_check)
+
+
+def _sources(root: Path, args: argparse.Namespace) -> tuple[str, ...]:
+    """--source patterns expanded, else the site's; FileNotFoundError if none."""
+    from literate.pipeline import find_sources
+
+    if args.sources:
+        return tuple(find_sources(root, args.sources))
+    return site_sources(root)
 
 
 def run_update(root: Path, args: argparse.Namespace) -> int:
-    sources = tuple(args.sources or site_sources(root))
+    try:
+        sources = _sources(root, args)
+    except FileNotFoundError as error:
+        print(f"update: {error}")
+        return 1
     langs = [args.lang] if args.lang else languages(root)
     if not langs:
         print("translations/: no language folders; run `update LANG` to add one")
@@ -148,7 +160,7 @@ def _update_file(root: Path, path: Path, current: list[str], prune: bool) -> boo
 
 def run_status(root: Path, args: argparse.Namespace) -> int:
     try:
-        print(status_markdown(root, tuple(args.sources or site_sources(root))), end="")
+        print(status_markdown(root, _sources(root, args)), end="")
     except (OSError, ValueError, SourceError) as error:
         print(f"status: {error}")
         return 1

@@ -1,22 +1,22 @@
 """Where translations live and which English keys the sources have today.
 
-    translations/<lang>/glossary.json      the language's fixed terms
-    translations/<lang>/<source stem>.json one table per literate source
+    translations/<lang>/glossary.json         the language's fixed terms
+    translations/<lang>/<source path>.json    one table per literate source:
+                                              mha.py -> mha.json,
+                                              pkg/__init__.py -> pkg/__init__.json
 
 Languages are the folders under `translations/`; the sources are those the
-site's mkdocs.yml gives the `literate` plugin, or else the two tutorial files
-at the repository root.
+site's mkdocs.yml gives the `literate` plugin (files, folders or globs).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import yaml
 
 from literate.spans import key
 
-SOURCES = ("mha.py", "train.py")
 TRANSLATIONS = "translations"
 GLOSSARY = "glossary.json"
 
@@ -32,17 +32,26 @@ def languages(root: Path) -> list[str]:
 
 
 def site_sources(root: Path, config: str = "mkdocs.yml") -> tuple[str, ...]:
-    """`plugins: - literate: sources:` from the site config, else SOURCES."""
+    """`plugins: - literate: sources:` from the site config, expanded.
+
+    Raises FileNotFoundError when the config lists none, or a pattern
+    matches no file.
+    """
+    from literate.pipeline import find_sources
+
     path = root / config
-    if not path.is_file():
-        return SOURCES
-    settings = yaml.load(path.read_text(encoding="utf-8"), _IgnoreTagsLoader)
-    for plugin in (settings or {}).get("plugins") or []:
-        if isinstance(plugin, dict) and isinstance(plugin.get("literate"), dict):
-            sources = plugin["literate"].get("sources")
-            if isinstance(sources, list) and all(isinstance(s, str) for s in sources):
-                return tuple(sources)
-    return SOURCES
+    patterns = None
+    if path.is_file():
+        settings = yaml.load(path.read_text(encoding="utf-8"), _IgnoreTagsLoader)
+        for plugin in (settings or {}).get("plugins") or []:
+            if isinstance(plugin, dict) and isinstance(plugin.get("literate"), dict):
+                patterns = plugin["literate"].get("sources")
+    if not (isinstance(patterns, list) and all(isinstance(s, str) for s in patterns)):
+        raise FileNotFoundError(
+            f"{config}: no `plugins: - literate: sources:` list under {root}; "
+            "name the sources with --source"
+        )
+    return tuple(find_sources(root, patterns))
 
 
 class _IgnoreTagsLoader(yaml.SafeLoader):
@@ -56,8 +65,8 @@ _IgnoreTagsLoader.add_multi_constructor(
 
 
 def table_path(root: Path, lang: str, source: str) -> Path:
-    """`translations/<lang>/<source stem>.json` for a source path like `mha.py`."""
-    return root / TRANSLATIONS / lang / f"{Path(source).stem}.json"
+    """`translations/<lang>/<source path>.json`: `mha.py` -> `ja/mha.json`."""
+    return root / TRANSLATIONS / lang / PurePosixPath(source).with_suffix(".json")
 
 
 def glossary_path(root: Path, lang: str) -> Path:
@@ -67,7 +76,8 @@ def glossary_path(root: Path, lang: str) -> Path:
 def table_files(root: Path, lang: str) -> list[Path]:
     """Every table of a language (all its JSON files but the glossary)."""
     folder = root / TRANSLATIONS / lang
-    return sorted(p for p in folder.glob("*.json") if p.name != GLOSSARY)
+    glossary = folder / GLOSSARY
+    return sorted(p for p in folder.rglob("*.json") if p != glossary)
 
 
 def current_keys(root: Path, source: str) -> list[str]:

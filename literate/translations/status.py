@@ -13,7 +13,6 @@ from pathlib import Path
 
 from literate.translations.check import check_entry, load_glossary
 from literate.translations.layout import (
-    SOURCES,
     current_keys,
     glossary_path,
     languages,
@@ -34,7 +33,7 @@ class Row:
     error: str = ""  # set when the table or glossary could not be read
 
 
-def status_rows(root: Path, sources: tuple[str, ...] = SOURCES) -> list[Row]:
+def status_rows(root: Path, sources: tuple[str, ...]) -> list[Row]:
     """A row per language folder and source, in sorted language order."""
     keys = {source: current_keys(root, source) for source in sources}
     rows = []

@@ -15,7 +15,7 @@ y = """
 # Its second paragraph, after an empty comment line.
 
 # A second run after a blank line joins the same section.
-#> show table(x)
+#| show table(x)
 z = [
     1,
     # a comment inside brackets is code
@@ -28,7 +28,7 @@ def decorated(
     a,
     b,
 ):
-    "Sits beside its decorator and its two-line signature: \\sqrt{x}."
+    r"Sits beside its decorator and its two-line signature: \sqrt{x}."
 
     return a
 

@@ -1,0 +1,190 @@
+"""The stages composed once: read, parse, execute, translate, render, notebook.
+
+    pipeline = Pipeline(root)                  # a repository (or site) folder
+    english = pipeline.english("mha.py")       # parsed, its examples' outputs
+    page = pipeline.page("mha.py", "ja")       # translated with the glossary
+    body = pipeline.html(page)                 # the HTML the site embeds
+    notebook = pipeline.notebook(page)         # the .ipynb text
+
+The mkdocs plugin, the command line, the benchmark and the tests all make
+pages this way, so `literate render` shows what the site shows. The pipeline
+owns what the stages would otherwise keep process-wide: the parsed and
+executed English pages (one per source, until `forget`), the translation
+tables it read, and the KaTeX renderer with its node process and cache.
+"""
+
+from __future__ import annotations
+
+import glob
+from pathlib import Path, PurePosixPath
+
+import nbformat
+
+from literate.cache_key import PACKAGES
+from literate.execute import TIMEOUT, execute_page
+from literate.katex import Katex
+from literate.model import Page
+from literate.notebook import page_to_notebook
+from literate.parse import SourceError, parse
+from literate.render import MARKDOWN_EXTENSIONS, render_page, render_page_tolerant
+from literate.translate import translate_page
+from literate.translations.check import Term, load_glossary
+from literate.translations.layout import glossary_path, table_path
+from literate.translations.status import status_markdown
+from literate.translations.tables import load_table
+
+SOURCE_LANGUAGE = "en"  # the language the comments of the sources are in
+KATEX = "node_modules/katex/dist"  # the plugin's default `katex` option
+# What a stage raises about its input; the messages start with `file:line:`.
+ERRORS = (SourceError, ValueError, OSError)
+
+
+class Pipeline:
+    """Makes the pages of the literate sources under `root`.
+
+    `run_examples`: run the `#|` examples (else pages show no outputs);
+    `katex`: the KaTeX distribution folder, relative to `root`; `packages`:
+    installed packages whose versions count for the examples' cache key;
+    `timeout`: seconds for all the pending examples of one page;
+    `extensions`: the Python-Markdown extensions of the prose.
+    """
+
+    def __init__(
+        self,
+        root: Path | str,
+        *,
+        run_examples: bool = True,
+        katex: str = KATEX,
+        packages: tuple[str, ...] = PACKAGES,
+        timeout: float = TIMEOUT,
+        extensions: tuple[str, ...] = MARKDOWN_EXTENSIONS,
+    ):
+        self.root = Path(root).resolve()
+        self.run_examples = run_examples
+        self.packages = tuple(packages)
+        self.timeout = timeout
+        self.extensions = tuple(extensions)
+        self.formulas = Katex.for_dist(self.root / katex)
+        self._english: dict[str, Page] = {}
+        self._glossaries: dict[str, tuple[Term, ...]] = {}
+
+    def read(self, source: str) -> str:
+        """The text of `source` (a path relative to the root)."""
+        return (self.root / source).read_text(encoding="utf-8")
+
+    def english(self, source: str) -> Page:
+        """`source` parsed, with its examples' outputs (run or cached)."""
+        if source not in self._english:
+            page = parse(self.read(source), source)
+            if self.run_examples:
+                page = execute_page(
+                    page,
+                    self.root / source,
+                    root=self.root,
+                    timeout=self.timeout,
+                    packages=self.packages,
+                )
+            self._english[source] = page
+        return self._english[source]
+
+    def page(self, source: str, lang: str = SOURCE_LANGUAGE) -> Page:
+        """`source` in `lang`, from its table and the language's glossary.
+
+        Without a table every section shows its English, marked untranslated.
+        """
+        english = self.english(source)
+        if lang == SOURCE_LANGUAGE:
+            return english
+        table = table_path(self.root, lang, source)
+        return translate_page(
+            english,
+            lang,
+            load_table(table) if table.exists() else {},
+            self.glossary(lang),
+        )
+
+    def glossary(self, lang: str) -> tuple[Term, ...]:
+        if lang not in self._glossaries:
+            path = glossary_path(self.root, lang)
+            self._glossaries[lang] = load_glossary(path) if path.exists() else ()
+        return self._glossaries[lang]
+
+    def html(
+        self,
+        page: Page,
+        *,
+        source_url: str | None = None,
+        notebook_url: str | None = None,
+    ) -> str:
+        """The page's body; a formula KaTeX rejects is an error (file:line)."""
+        return render_page(
+            page,
+            source_url=source_url,
+            notebook_url=notebook_url,
+            formulas=self.formulas,
+            extensions=self.extensions,
+        )
+
+    def tolerant_html(self, page: Page) -> tuple[str, tuple[SourceError, ...]]:
+        """The body with rejected formulas shown as TeX, and those errors."""
+        return render_page_tolerant(
+            page, formulas=self.formulas, extensions=self.extensions
+        )
+
+    def notebook(self, page: Page) -> str:
+        """The page as the text of a Jupyter notebook."""
+        return nbformat.writes(page_to_notebook(page))
+
+    def forget(self, source: str | None = None) -> None:
+        """Read `source` (or every source, and the glossaries) again next time."""
+        if source is None:
+            self._english.clear()
+            self._glossaries.clear()
+        else:
+            self._english.pop(source, None)
+
+    def close(self) -> None:
+        """Stop the KaTeX process (the next formula starts another)."""
+        self.formulas.close()
+
+
+def status_page(root: Path, sources: list[str]) -> str:
+    """The translation status tables as markdown (the site's status page)."""
+    return status_markdown(root, tuple(sources))
+
+
+def find_sources(root: Path, patterns: list[str]) -> list[str]:
+    """The sources that `patterns` name under `root`, in order, each once.
+
+    A pattern is a file (`mha.py`), a folder (every `.py` file under it) or
+    a glob (`labml_nn/**/*.py`). Raises FileNotFoundError naming a pattern
+    that matches nothing.
+    """
+    found: dict[str, None] = {}
+    for pattern in patterns:
+        path = root / pattern
+        if glob.has_magic(pattern):
+            matches = sorted(glob.glob(pattern, root_dir=root, recursive=True))
+        elif path.is_dir():
+            matches = sorted(p.relative_to(root).as_posix() for p in path.rglob("*.py"))
+        else:
+            matches = [pattern] if path.is_file() else []
+        matches = [m for m in matches if (root / m).is_file()]
+        if not matches:
+            raise FileNotFoundError(f"{pattern!r}: no such source under {root}")
+        found.update((PurePosixPath(m).as_posix(), None) for m in matches)
+    return list(found)
+
+
+def page_path(source: str, base: str = "") -> str:
+    """A source's page, without extension, relative to the site root.
+
+    The path follows the source's, relative to `base`: `pkg/mod.py` is
+    `pkg/mod`, and a package's `pkg/__init__.py` is its `pkg/index`.
+    """
+    path = PurePosixPath(source)
+    if base:
+        path = path.relative_to(base)
+    if path.name == "__init__.py":
+        return (path.parent / "index").as_posix()
+    return path.with_suffix("").as_posix()

@@ -1,0 +1,144 @@
+"""The mkdocs plugin's plain functions, and this site's i18n/search hooks.
+
+No site is built here (test_site.py and test_wheel.py build sites): these
+are the names, paths, links and indexes the plugin computes.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sys
+
+import pytest
+from mkdocs.exceptions import PluginError
+from mkdocs.structure.files import File, Files
+
+from literate.mkdocs import i18n_search, plugin, site
+from literate.parse import parse
+from literate.pipeline import page_path
+
+EN, JA = site.Language("en", True), site.Language("ja", False)
+
+
+def test_pages_are_named_with_the_language_suffix_i18n_expects():
+    targets = site.page_targets(["mha.py", "train.py"], (EN, JA), "status.md", "")
+    assert targets == {
+        "mha.md": site.Target("mha.py", EN, "mha"),
+        "mha.ja.md": site.Target("mha.py", JA, "mha"),
+        "train.md": site.Target("train.py", EN, "train"),
+        "train.ja.md": site.Target("train.py", JA, "train"),
+        "status.md": site.Target("", EN),
+    }
+
+
+def test_a_page_path_follows_the_source_path_from_the_base():
+    assert page_path("mha.py") == "mha"
+    assert page_path("pkg/__init__.py") == "pkg/index"
+    assert page_path("pkg/sub/mod.py") == "pkg/sub/mod"
+    assert page_path("labml_nn/transformers/xl/__init__.py", "labml_nn") == (
+        "transformers/xl/index"
+    )
+    targets = site.page_targets(["p/__init__.py", "p/m.py"], (EN, JA), "", "p")
+    assert sorted(targets) == ["index.ja.md", "index.md", "m.ja.md", "m.md"]
+
+
+def test_a_language_index_holds_its_own_pages_located_from_its_folder():
+    entries = [
+        {"location": "mha.html#a", "title": "Attention", "text": "soft\u200bmax"},
+        {"location": "ja/mha.html#a", "title": "注意", "text": "注意\u200b機構"},
+    ]
+    splits = {"separator": "[\\s\\u200b]+"}
+    whole = {"separator": "[\\s\\-]+"}
+    ja = json.loads(i18n_search.language_index(entries, JA, whole))
+    assert ja["docs"] == [
+        {"location": "mha.html#a", "title": "注意", "text": "注意機構"}
+    ]
+    assert ja["config"] == whole
+    en = json.loads(i18n_search.language_index(entries, EN, splits))
+    assert [d["location"] for d in en["docs"]] == ["mha.html#a", "ja/mha.html#a"]
+    assert en["docs"][0]["text"] == "soft\u200bmax"  # kept: the separator splits
+
+
+def test_a_translated_page_searches_from_its_language_folder():
+    app = {"base": "..", "features": [], "search": "../assets/w.js"}
+    page = (
+        '<html><script id="__config" type="application/json">'
+        f"{json.dumps(app)}</script></html>"
+    )
+    found = re.search(
+        r"application/json\">(.*)</script>",
+        i18n_search.point_search_at(page, "ja/", "x"),
+    )
+    assert json.loads(found.group(1)) == dict(app, base="../ja/")
+    with pytest.raises(PluginError, match="ja/mha.html"):
+        i18n_search.point_search_at("<html></html>", "ja/", "ja/mha.html")
+
+
+def test_a_fresh_pipeline_runs_the_edited_code():
+    plugin.load_pipeline(fresh=False)
+    # The re-import replaces modules that other tests' imports still hold
+    # (an exception class imported before would no longer match): put the
+    # originals back afterwards.
+    saved = {n: m for n, m in sys.modules.items() if n.startswith("literate.")}
+    try:
+        before = sys.modules["literate.parse"]
+        module = plugin.load_pipeline(fresh=True)
+        after = sys.modules["literate.parse"]
+        assert after is not before
+        assert module.parse is after.parse
+    finally:
+        sys.modules.update(saved)
+
+
+def test_the_katex_stylesheet_goes_at_the_end_of_the_head():
+    html = "<html><head><title>t</title></head><body></body></html>"
+    linked = site.link_stylesheet(html, "../assets/katex/katex.min.css")
+    assert linked.index('href="../assets/katex/katex.min.css"') < linked.index(
+        "</head>"
+    )
+    assert site.link_stylesheet("<p>no head</p>", "x.css") == "<p>no head</p>"
+
+
+# --- links between generated pages ------------------------------------------------
+
+SOURCES = ["p/__init__.py", "p/mha.py", "p/xl/__init__.py"]
+
+
+def tree_targets():
+    return site.page_targets(SOURCES, (EN,), "", "p")
+
+
+def docs_files(config_dir: str, *uris: str) -> Files:
+    return Files([File(uri, config_dir, "site", False) for uri in uris])
+
+
+def test_broken_relative_links_are_reported_by_file_and_line(tmp_path, caplog):
+    targets = tree_targets()
+    text = (
+        '"""# Index\n\nSee [MHA](mha.html), [XL](xl/index.html#top),\n'
+        '[gone](missing.html) and [web](https://example.org/x.html).\n"""\n'
+        "# And [up](../nowhere.html), [self](#a), [folder](xl/).\nx = 1\n"
+    )
+    pages = {"index.md": parse(text, "p/__init__.py")}
+    files = docs_files(str(tmp_path), "index.md", "mha.md", "xl/index.md")
+    with caplog.at_level(logging.WARNING, logger="mkdocs.plugins.literate"):
+        assert site.check_links(targets, pages, files) == 2
+    messages = [r.getMessage() for r in caplog.records]
+    assert messages[0].startswith("p/__init__.py:4: link to 'missing.html'")
+    assert messages[1].startswith("p/__init__.py:6: link to '../nowhere.html'")
+
+
+def test_links_between_pages_follow_directory_urls():
+    targets = tree_targets()
+    mha = targets["mha.md"]
+    body = (
+        '<a href="xl/index.html#top">x</a> <a href="index.html">i</a> '
+        '<a href="https://e.org/a.html">e</a> <a href="other.html">o</a>'
+    )
+    assert site.resolve_links(body, mha, targets, False) == body
+    assert site.resolve_links(body, mha, targets, True) == (
+        '<a href="../xl/#top">x</a> <a href="..">i</a> '
+        '<a href="https://e.org/a.html">e</a> <a href="other.html">o</a>'
+    )
