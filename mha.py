@@ -305,7 +305,8 @@ def draw_masks() -> None:
 # $\partial p / \partial s = \mathrm{diag}(p) - p p^\top$. Its size measures
 # how much a change in the scores can still move the weights. It is $0$ for a
 # one-hot $p$ and falls towards $0$ as $p$ nears one-hot, as the table below
-# shows for a few rows of 16 weights.
+# shows for a few rows of 16 weights. (It is not largest for a flat $p$:
+# compare the first two rows.)
 
 
 def softmax_jacobian_norm(probs: torch.Tensor) -> torch.Tensor:
@@ -395,7 +396,7 @@ def scaling_experiment(
 # W^Q = \left[\, W^Q_1 \mid W^Q_2 \mid \dots \mid W^Q_H \,\right]
 # $$
 #
-# so columns $[i D_k, (i + 1) D_k)$ of $x W^Q$ are head $i$'s queries.
+# so the $i$-th block of $D_k$ columns of $x W^Q$ holds head $i$'s queries.
 # `nn.Linear(D, D)` is that product (it stores the transpose, $W^{Q\top}$,
 # so head $i$ is a block of *rows* of its `weight`). Reshaping its output
 # splits the last dimension into `H` heads of `Dk` features, and the heads
@@ -449,11 +450,16 @@ def heads_as_blocks(d_model: int = 8, heads: int = 2, seed: int = 0) -> None:
 #
 # $$
 # \begin{aligned}
-# \mathrm{head}_i &= \mathrm{Attention}(Q W^Q_i,\, K W^K_i,\, V W^V_i) \\
-# \mathrm{MultiHead} &= \mathrm{Concat}(\mathrm{head}_1, \dots,
-#   \mathrm{head}_H)\, W^O
+# &\mathrm{head}_i = \mathrm{Attention}(Q_i, K_i, V_i) \\
+# &\quad X_i = X W^X_i \text{ for } X = Q, K, V \\
+# &\mathrm{MultiHead}(Q, K, V) \\
+# &\quad = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_H)\, W^O
 # \end{aligned}
 # $$
+#
+# `Concat` sets the heads' outputs side by side, `H` blocks of `Dk` features
+# making `D` again, and $W^O$, `[D, D]`, mixes them. With $d_k = D / H$, the
+# `H` heads together cost about as much as one head of width `D`.
 #
 # The submodules are named `query.linear`, `key.linear`, `value.linear` and
 # `output`, the layout of labml's annotated `MultiHeadAttention` (its state
@@ -711,7 +717,7 @@ def plot_recorded_kv_timing(path: Path = KV_TIMING) -> None:
 # [On Layer Normalization in the Transformer Architecture](https://arxiv.org/abs/2002.04745)
 # (2020), show that post-LN's gradients near the output are large at
 # initialisation, so it needs a learning-rate warmup, while pre-LN trains
-# without one. A layer this small trains either way.
+# without one. The small model below trains post-LN without a warmup.
 
 
 class FeedForward(nn.Sequential):
@@ -822,8 +828,9 @@ class Reverser(nn.Module):
 
 # Training shows the decoder the reversed sequence shifted right by one, the
 # start token first (*teacher forcing*), so that every position is trained in
-# one step. It uses one thread, so that the same seed gives the same model on
-# any machine with the same PyTorch.
+# one step. All sources have six digits, so the memory has no padding and
+# no mask. Training uses one thread, so that a seed gives the same model
+# every time it runs.
 
 
 def reversal_batch(generator: torch.Generator, batch: int, length: int = 6):
@@ -868,14 +875,19 @@ def reverse(model: Reverser, source: torch.Tensor):
     return out[:, 1:], weights
 
 
-def reversal_demo() -> None:
-    """Train, test on unseen sequences and draw one cross-attention map."""
-    model = train_reverser()
-    source, target, _ = reversal_batch(torch.Generator().manual_seed(1), 1000)
+def score_reverser(model: Reverser, count: int = 1000):
+    """Print the share of right answers on `count` unseen sequences."""
+    source, target, _ = reversal_batch(torch.Generator().manual_seed(1), count)
     guess, weights = reverse(model, source)
     digits = (guess == target).float().mean().item()
     whole = (guess == target).all(dim=1).float().mean().item()
     print(f"digits right: {digits:.1%}; sequences entirely right: {whole:.1%}")
+    return source, guess, weights
+
+
+def reversal_demo() -> None:
+    """Train, test on unseen sequences and draw one cross-attention map."""
+    source, guess, weights = score_reverser(train_reverser())
     first = [str(d) for d in source[0].tolist()]
     written = [str(d) for d in guess[0].tolist()]
     panels = {f"head {h}": weights[0, h] for h in range(weights.shape[1])}
@@ -943,7 +955,7 @@ def check_against_pytorch(seed: int = 0) -> list[report.CheckRow]:
     rows = []
     with torch.no_grad():
         for name, q, kv, mask, flag in cases:
-            fast = ours(query=q, key=kv, value=kv, mask=mask, **flag)
+            fused = ours(query=q, key=kv, value=kv, mask=mask, **flag)
             explicit, weights = ours(
                 query=q, key=kv, value=kv, mask=mask, need_weights=True, **flag
             )
@@ -959,24 +971,28 @@ def check_against_pytorch(seed: int = 0) -> list[report.CheckRow]:
                 attn_mask=~full.reshape(batch * ours.heads, seq, seq_k),
                 average_attn_weights=False,
             )
-            # Queries with no key: PyTorch's NaN becomes our bias and zeros.
+            # Queries with no key: count PyTorch's NaN rows, then compare them
+            # with our bias and their weights with zeros.
             empty = ~full.any(dim=-1)  # [B, H, Sq]
+            nan_rows = expected[empty[:, 0]].isnan().any(dim=-1).sum().item()
             expected[empty[:, 0]] = ours.output.bias
             expected_weights[empty] = 0.0
             rows.append(
                 report.CheckRow(
                     case=name,
-                    fast=(fast - expected).abs().max().item(),
+                    fused=(fused - expected).abs().max().item(),
                     explicit=(explicit - expected).abs().max().item(),
                     weights=(weights - expected_weights).abs().max().item(),
                     size=expected.abs().max().item(),
+                    nan_rows=nan_rows,
                 )
             )
     return rows
 
 
-# The largest absolute differences; the last column is the largest output,
-# for scale:
+# The largest absolute differences. For scale, `largest output` is the
+# largest value PyTorch's output holds, and the last column counts the
+# queries to which PyTorch gave NaN:
 
 #| print(report.format_check_table(check_against_pytorch()))
 
@@ -1000,5 +1016,7 @@ if __name__ == "__main__":
     heads_as_blocks()
     print("\nThe key/value cache:\n")
     check_cache()
+    print("\nCross-attention, a decoder layer trained to reverse digits:\n")
+    score_reverser(train_reverser())
     print("\nLargest difference from torch.nn.MultiheadAttention (float32):\n")
     print(report.format_check_table(check_against_pytorch()))

@@ -32,10 +32,11 @@ class CheckRow:
     """Largest difference from PyTorch for one kind of attention."""
 
     case: str
-    fast: float  # our fast path
+    fused: float  # our fused path, `scaled_dot_product_attention`
     explicit: float  # our explicit path (need_weights=True)
     weights: float  # our attention weights against PyTorch's
     size: float  # the largest absolute value of PyTorch's output
+    nan_rows: int  # queries whose output PyTorch left NaN
 
 
 # ## Tables
@@ -85,13 +86,14 @@ def format_scaling_table(rows: list[ScalingRow]) -> str:
 
 def format_check_table(rows: list[CheckRow]) -> str:
     """The comparison with PyTorch as a Markdown table of largest differences."""
-    header = ["case", "fast path", "explicit path", "weights", "largest output"]
+    header = ["case", "fused path", "explicit path", "weights"]
+    header += ["largest output", "NaN in PyTorch"]
     cells = [
-        [r.case, f"{r.fast:.1e}", f"{r.explicit:.1e}", f"{r.weights:.1e}"]
-        + [f"{r.size:.2f}"]
+        [r.case, f"{r.fused:.1e}", f"{r.explicit:.1e}", f"{r.weights:.1e}"]
+        + [f"{r.size:.2f}", f"{r.nan_rows}"]
         for r in rows
     ]
-    return markdown_table(header, cells, align="lrrrr")
+    return markdown_table(header, cells, align="lrrrrr")
 
 
 # ## Figures
