@@ -27,6 +27,7 @@ import html
 import itertools
 import re
 from dataclasses import dataclass
+from html.parser import HTMLParser
 
 import markdown
 
@@ -52,7 +53,6 @@ _TOKEN_RE = re.compile("\ue000(\\d+)\ue001")
 _BLOCK_TOKEN_RE = re.compile("<p>\ue000(\\d+)\ue001</p>")
 _SPLIT_TAGS_RE = re.compile(r"(<[^>]*>)")
 _URL_ATTR_RE = re.compile(r'\s(href|src)="([^"]*)"')
-_HEADING_RE = re.compile(r"<h([1-6])>")
 # Search indexes the prose, not KaTeX's glyph boxes or the line numbers.
 _KATEX_OPEN = '<span class="katex">'
 _KATEX_OPEN_EXCLUDED = '<span class="katex" data-search-exclude>'
@@ -135,21 +135,31 @@ def _render(
             names.setdefault(name, section.anchor)
     code = highlight_sections(page.sections, names)
     parts = [
-        f'<div class="lit-page" lang="{_attr(page.lang)}"'
+        f'<div class="lit-page" lang="{_attr(html_lang(page.lang))}"'
         f' data-source="{_attr(page.source)}">'
     ]
     links = []
     if source_url:
-        text = f"{label(page.lang, 'source')}: {page.source}"
+        text = label(page.lang, "source") + label(page.lang, "colon") + page.source
         links.append(f"{_link_start(source_url)}{html.escape(text)}</a>")
     if notebook_url:
         # `download`: a browser would otherwise show the notebook's JSON.
-        text = f"{label(page.lang, 'notebook')}: {notebook_url.rsplit('/', 1)[-1]}"
+        name = notebook_url.rsplit("/", 1)[-1]
+        text = label(page.lang, "notebook") + label(page.lang, "colon") + name
         links.append(f"{_link_start(notebook_url, ' download')}{html.escape(text)}</a>")
+    if any("original" in plan for plan in proses):
+        links.append(_originals_switch(page.lang))
     if links:
         parts.append('<p class="lit-source">' + " · ".join(links) + "</p>")
-    for section, plan in zip(page.sections, proses, strict=True):
-        docs = {role: _prose_html(p, math, md) for role, p in plan.items()}
+    headings = _Headings(page)
+    sections = [
+        headings.add(
+            section, {role: _prose_html(p, math, md) for role, p in plan.items()}
+        )
+        for section, plan in zip(page.sections, proses, strict=True)
+    ]
+    sections = headings.with_contents(sections, label(page.lang, "contents"))
+    for section, docs in zip(page.sections, sections, strict=True):
         parts.append(_section_html(page, section, docs, code))
     parts.append("</div>")
     return "\n".join(parts) + "\n", tuple(tolerated)
@@ -402,46 +412,174 @@ def _code_block(text: str) -> str:
 # --- the page --------------------------------------------------------------------
 
 
+def html_lang(lang: str) -> str:
+    """The `lang` attribute for a site language: one that picks the right glyphs
+    (`zh` alone lets a browser draw Chinese with Japanese or Traditional forms)."""
+    return {"zh": "zh-Hans"}.get(lang, lang)
+
+
+def _originals_switch(lang: str) -> str:
+    """One switch for the page: while it is checked, the stylesheet shows every
+    section's English original (no script needed)."""
+    return (
+        '<input type="checkbox" id="lit-originals" class="lit-toggle">'
+        f'<label for="lit-originals">{html.escape(label(lang, "originals"))}</label>'
+    )
+
+
 def _section_html(page, section, docs, code) -> str:
     anchor = _attr(section.anchor)
+    permalink = _attr(label(page.lang, "permalink"))
     parts = [
         f'<section class="lit-section" id="{anchor}" data-state="{section.state}">',
         '<div class="lit-docs">',
-        f'<a class="lit-permalink" href="#{anchor}"'
-        f' title="{_attr(label(page.lang, "permalink"))}"'
-        f' aria-label="{_attr(label(page.lang, "permalink"))}"'
-        " data-search-exclude>¶</a>",
+        f'<a class="lit-permalink" href="#{anchor}" title="{permalink}"'
+        f' aria-label="{permalink}" data-search-exclude>¶</a>',
     ]
-    main = _heading_ids(docs["main"], anchor)
+    if "original" in docs:
+        # A small control beside the permalink; the English shows below the
+        # prose while it is checked (CSS: no script needed).
+        name = _attr(label(page.lang, "original"))
+        short = html.escape(label(page.lang, "original_short"))
+        parts.append(
+            f'<input type="checkbox" id="lit-o-{anchor}"'
+            f' class="lit-toggle lit-original-toggle" aria-label="{name}">'
+            f'<label class="lit-original-control" for="lit-o-{anchor}"'
+            f' title="{name}" data-search-exclude>{short}</label>'
+        )
+    main = docs["main"]
     if section.state in ("untranslated", "stale"):
         notice = html.escape(label(page.lang, section.state))
         parts.append(f'<p class="lit-notice lit-{section.state}">{notice}</p>')
         parts.append(f'<div class="lit-prose" lang="en">{main}</div>')
     else:
-        parts.append(f'<div class="lit-prose">{main}</div>')
+        parts.append(f'<div class="lit-prose"{_block_id(main, anchor)}>{main}</div>')
     if "original" in docs:
-        summary = html.escape(label(page.lang, "original"))
-        parts.append(
-            f'<details class="lit-original" lang="en"><summary>{summary}</summary>'
-            f"{docs['original']}</details>"
-        )
+        # Its headings are plain bold text: the page's outline is the
+        # translation's alone.
+        original = _HEADING_TAG_RE.sub(_heading_as_text, docs["original"])
+        parts.append(f'<div class="lit-original" lang="en">{original}</div>')
     parts.append("</div>")
     parts.append(_code_html(page, section, code))
     parts.append("</section>")
     return "\n".join(parts)
 
 
-def _heading_ids(body: str, anchor: str) -> str:
-    """Give the prose's headings ids (`h-ANCHOR`, `h-ANCHOR-2`), so that
-    mkdocs-material's search can link to the section a heading opens."""
-    count = itertools.count(1)
+_HEADING_TAG_RE = re.compile(r"<h([1-6])([^>]*)>(.*?)</h\1>", re.S)
 
-    def add_id(match: re.Match[str]) -> str:
-        n = next(count)
-        suffix = f"-{n}" if n > 1 else ""
-        return f'<h{match.group(1)} id="h-{anchor}{suffix}">'
 
-    return _HEADING_RE.sub(add_id, body)
+def _heading_as_text(match: re.Match[str]) -> str:
+    return f'<p class="lit-heading"><strong>{match.group(3)}</strong></p>'
+
+
+class _Headings:
+    """The ids of the prose's headings, and the page's list of its sections.
+
+    A heading's id is the slug of its English text (`## Shapes` is `#shapes`
+    in every language), made unique on the page: the sections' anchors and
+    the line numbers' ids come first, then a repeated slug gets `-2`, `-3`.
+    The ids also let mkdocs-material's search link to the heading.
+    """
+
+    def __init__(self, page: Page):
+        self.taken = {s.anchor for s in page.sections}
+        self.taken |= {f"L{line.number}" for s in page.sections for line in s.code}
+        self.taken |= {f"{s.anchor}-prose" for s in page.sections}
+        self.taken |= {
+            f"{s.anchor}-output-{n}"
+            for s in page.sections
+            for n in range(len(s.outputs))
+        }
+        self.listed: list[tuple[str, str]] = []  # (href, heading HTML) of `##`s
+
+    def add(self, section: Section, docs: dict[str, str]) -> dict[str, str]:
+        english = _HEADING_TAG_RE.findall(docs.get("original", docs["main"]))
+        found = itertools.count()
+
+        def add_id(match: re.Match[str]) -> str:
+            n = next(found)
+            text = english[n][2] if n < len(english) else match.group(3)
+            slug = _slug(_heading_text(text))
+            unique = self._unique(slug)
+            if match.group(1) == "2":
+                # The list links to the section where the heading opens it.
+                opens = match.start() == 0 and slug == section.anchor
+                href = section.anchor if opens else unique
+                self.listed.append((href, match.group(3)))
+            level = match.group(1)
+            return f'<h{level} id="{_attr(unique)}">{match.group(3)}</h{level}>'
+
+        return {**docs, "main": _HEADING_TAG_RE.sub(add_id, docs["main"])}
+
+    def _unique(self, slug: str) -> str:
+        slug = slug or "section"
+        unique, n = slug, 1
+        while unique in self.taken:
+            n += 1
+            unique = f"{slug}-{n}"
+        self.taken.add(unique)
+        return unique
+
+    def with_contents(self, sections: list[dict], name: str) -> list[dict]:
+        """A list of the `##` sections under the page's title (its first `h1`),
+        or above the first section when there is no title."""
+        if len(self.listed) < 2:
+            return sections
+        items = "".join(
+            f'<li><a href="#{_attr(href)}">{text}</a></li>'
+            for href, text in self.listed
+        )
+        nav = (
+            f'<nav class="lit-contents" aria-label="{_attr(name)}"'
+            f" data-search-exclude><ol>{items}</ol></nav>"
+        )
+        for i, docs in enumerate(sections):
+            end = docs["main"].find("</h1>")
+            if end >= 0:
+                end += len("</h1>")
+                main = docs["main"][:end] + nav + docs["main"][end:]
+                return sections[:i] + [{**docs, "main": main}] + sections[i + 1 :]
+        first = sections[0]
+        return [{**first, "main": nav + first["main"]}] + sections[1:]
+
+
+class _TextOf(HTMLParser):
+    """The words of a heading's HTML; a formula is its TeX."""
+
+    def __init__(self):
+        super().__init__()
+        self.parts: list[str] = []
+        self.hidden = 0  # depth inside KaTeX's glyphs or MathML
+        self.tex = False
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "annotation":
+            self.tex = True
+        elif self.hidden or tag == "math" or ("aria-hidden", "true") in attrs:
+            self.hidden += 1
+
+    def handle_endtag(self, tag):
+        if tag == "annotation":
+            self.tex = False
+        elif self.hidden:
+            self.hidden -= 1
+
+    def handle_data(self, data):
+        if self.tex or not self.hidden:
+            self.parts.append(data)
+
+
+def _heading_text(heading_html: str) -> str:
+    parser = _TextOf()
+    parser.feed(heading_html)
+    parser.close()
+    return "".join(parser.parts)
+
+
+def _slug(text: str) -> str:
+    """`Why scale by $\\sqrt{d_k}$` -> `why-scale-by-sqrt-d_k`: lower case, the
+    words (any script) joined by `-`, TeX's backslashes and braces dropped."""
+    return "-".join(re.sub(r"[^\w]+", " ", text.lower()).split())
 
 
 def _code_html(page, section, code) -> str:
@@ -462,18 +600,36 @@ def _code_html(page, section, code) -> str:
         parts.append(
             f'<div class="highlight"><pre><code>{rows_html}</code></pre></div>'
         )
-    parts += [_output_html(page, output) for output in section.outputs]
+    parts += [
+        _output_html(page, output, f"{section.anchor}-output-{n}")
+        for n, output in enumerate(section.outputs)
+    ]
     # Empty when there is no code: the column still holds its width (CSS).
     return '<div class="lit-code">' + "\n".join(parts) + "</div>"
 
 
-def _output_html(page: Page, output: Output) -> str:
-    """What a `#>` directive produced (the build's, trusted): text or an image."""
+def _block_id(body: str, anchor: str) -> str:
+    """An id for a block that holds a code block, so that the theme, which
+    names each code block after its nearest id, names no two alike."""
+    return f' id="{_attr(anchor)}-prose"' if "<pre" in body else ""
+
+
+def _output_html(page: Page, output: Output, name: str) -> str:
+    """What a `#>` directive produced (the build's, trusted): a table, text or
+    an image. Text that is a Markdown table is shown as an HTML table."""
     line = output.directive
+    if output.kind == "text" and (rows := table_rows(output.text)):
+        # Focusable: a table wider than a narrow window scrolls on its own.
+        name = _attr(label(page.lang, "table"))
+        return (
+            f'<div class="lit-output lit-table" data-directive="{line}"'
+            f' tabindex="0" role="region" aria-label="{name}">'
+            f"{_table_html(rows)}</div>"
+        )
     if output.kind == "text":
         text = html.escape(output.text.rstrip("\n"))
         return (
-            f'<div class="lit-output" data-directive="{line}">'
+            f'<div class="lit-output" id="{_attr(name)}" data-directive="{line}">'
             f"<pre><code>{text}</code></pre></div>"
         )
     if output.kind == "image" and output.image.startswith(IMAGE_URLS):
@@ -487,6 +643,64 @@ def _output_html(page: Page, output: Output) -> str:
         f"output of kind {output.kind!r}: expected text, or an image as a"
         f" data:image/svg+xml or data:image/png base64 URL",
     )
+
+
+_TABLE_RULE = re.compile(r"\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?")
+_CELL_SPLIT = re.compile(r"(?<!\\)\|")
+_NUMBER = re.compile(r"[-+−]?(\d[\d,_]*(\.\d*)?|\.\d+)([eE][-+]?\d+)?\s*%?")
+
+
+def table_rows(text: str) -> list[list[str]] | None:
+    """The cells of a Markdown table (header, rule, rows), or None for text.
+
+    A table: every line has a `|`, the second line is the rule (`| --: |`),
+    and every line has as many cells as the header. The rule's row is kept,
+    as the alignment of each column (`left`, `right`, `center` or "").
+    """
+    lines = text.strip("\n").split("\n")
+    if len(lines) < 2 or not all("|" in line for line in lines):
+        return None
+    if not _TABLE_RULE.fullmatch(lines[1].strip()):
+        return None
+    rows = [_cells(line) for line in lines]
+    if any(len(row) != len(rows[0]) for row in rows):
+        return None
+    rows[1] = [_alignment(cell) for cell in rows[1]]
+    return rows
+
+
+def _cells(line: str) -> list[str]:
+    line = line.strip()
+    line = line[1:] if line.startswith("|") else line
+    line = line[:-1] if line.endswith("|") and not line.endswith("\\|") else line
+    return [cell.strip().replace("\\|", "|") for cell in _CELL_SPLIT.split(line)]
+
+
+def _alignment(rule: str) -> str:
+    left, right = rule.startswith(":"), rule.endswith(":")
+    return {(True, True): "center", (False, True): "right"}.get((left, right), "")
+
+
+def _table_html(rows: list[list[str]]) -> str:
+    """Escaped cells; a column of numbers with no stated alignment is right-aligned."""
+    header, rule, body = rows[0], rows[1], rows[2:]
+    align = [
+        stated
+        or ("right" if body and all(_NUMBER.fullmatch(r[i]) for r in body) else "")
+        for i, stated in enumerate(rule)
+    ]
+
+    def cell(tag: str, text: str, i: int) -> str:
+        scope = ' scope="col"' if tag == "th" else ""
+        cls = f' class="lit-{align[i]}"' if align[i] else ""
+        return f"<{tag}{scope}{cls}>{html.escape(text)}</{tag}>"
+
+    head = "".join(cell("th", text, i) for i, text in enumerate(header))
+    rows_html = "".join(
+        "<tr>" + "".join(cell("td", text, i) for i, text in enumerate(row)) + "</tr>"
+        for row in body
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{rows_html}</tbody></table>"
 
 
 def _link_start(url: str, extra: str = "") -> str:

@@ -241,8 +241,9 @@ def translated(docs: str, state: str = "translated", english: str = ENGLISH):
 def test_translated_section_shows_translation_and_english_original():
     docs = "重み $w_i$、[資料](https://example.org/a)、`w`。<br>"
     tree = Tree(render_page(translated(docs)))
-    assert tree.find("details", class_="lit-original", lang="en")
-    assert "英語の原文" in tree.text
+    assert tree.find("div", class_="lit-original", lang="en")
+    toggle = {"class": "lit-toggle lit-original-toggle", "aria-label": "英語の原文"}
+    assert tree.find("input", **toggle)  # the control that shows the original
     assert len(tree.find("math")) == 2  # in the translation and in the original
     assert len(tree.find("a", href="https://example.org/a")) == 2
     assert len(tree.find("br")) == 2
@@ -405,7 +406,7 @@ def test_outputs_show_under_the_code_text_escaped():
         )
     )
     tree = Tree(html)
-    assert '<div class="lit-output" data-directive="3">' in html
+    assert '<div class="lit-output" id="table-output-0" data-directive="3">' in html
     assert "<pre><code>| a | &lt;b&gt; |</code></pre>" in html
     assert tree.find("img", src=svg, alt='weights "w"')
     code = html.index('class="lit-code"')
