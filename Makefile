@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 PORT   ?= 8000
 
 .DEFAULT_GOAL := help
-.PHONY: help install serve docs test lint bench train sample translations clean
+.PHONY: help install serve docs test test-fast lint bench train sample translations clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | \
@@ -32,6 +32,9 @@ docs: $(STAMP) ## build the site into site/ (strict: any warning fails the build
 
 test: $(STAMP) ## run the test suite (numerics, renderer, translations, site in a browser)
 	$(BIN)/python -m pytest
+
+test-fast: $(STAMP) ## all but the browser, site-build and training tests (under a minute)
+	$(BIN)/python -m pytest -q -m "not slow and not browser" --ignore=tests/test_train.py
 
 lint: $(STAMP) ## ruff: style and line length (88)
 	$(BIN)/ruff check .

@@ -36,7 +36,7 @@ from literate.katex import KatexUnavailable, Rendered, render_formulas
 from literate.labels import label
 from literate.model import Output, Page, Section
 from literate.parse import SourceError
-from literate.sanitize import clean_tag, link_target, safe_href, safe_src
+from literate.sanitize import VOID, clean_tag, link_target, safe_href, safe_src
 from literate.spans import PLACEHOLDER_RE, Span, extract, normalize
 
 
@@ -382,7 +382,7 @@ def _raw_html(text: str, open_tags: list[str]) -> str:
                 break
             tag = f"</{inner}>" + tag
         return tag
-    if name not in ("br", "wbr"):
+    if name not in VOID:
         open_tags.append(name)
     return tag
 
