@@ -126,7 +126,7 @@ def draw_heatmaps(
         len(panels),
         figsize=(size * len(panels) + 1.2, size + 0.3),
         squeeze=False,
-        layout="constrained",
+        layout="compressed",
     )
     for ax, (title, weights) in zip(axes[0], panels.items(), strict=True):
         shown = weights.detach().float()
@@ -150,8 +150,8 @@ def draw_heatmaps(
                 ax.text(j, i, f"{value:.2f}", ha="center", va="center", color=colour)
         if len(panels) > 1:
             ax.set_title(title)
-        ax.set_xticks(range(len(columns)), columns, fontsize=8)
-        ax.set_yticks(range(len(rows)), rows, fontsize=8)
+        ax.set_xticks(range(len(columns)), columns, fontsize=10)
+        ax.set_yticks(range(len(rows)), rows, fontsize=10)
         ax.set_xlabel(xlabel)
     axes[0][0].set_ylabel(ylabel)
     fig.colorbar(image, ax=list(axes[0]), shrink=0.8, label="weight")
