@@ -388,17 +388,24 @@ def scaling_experiment(
 
 # ## Heads are column blocks of one projection
 #
-# The paper gives head $i$ its own projections $W^Q_i$, $W^K_i$, $W^V_i$,
-# each `[D, Dk]`. Placed side by side they make one `[D, D]` matrix, and one
-# product computes every head's projection at once:
+# In a model nobody sets the queries and keys by hand. Each token arrives as
+# a vector of `D` features, the rows of $X$ `[S, D]`, and three learned
+# matrices turn it into its query, key and value: $Q = X W^Q$, $K = X W^K$,
+# $V = X W^V$. Training adjusts them until the matches that help the task
+# score high. In *self-attention* all three come from the same sequence $X$.
+#
+# With several heads, the paper gives head $i$ its own projections
+# $W^Q_i$, $W^K_i$, $W^V_i$, each `[D, Dk]`. Placed side by side they make
+# one `[D, D]` matrix, and one product computes every head's projection at
+# once:
 #
 # $$
 # W^Q = \left[\, W^Q_1 \mid W^Q_2 \mid \dots \mid W^Q_H \,\right]
 # $$
 #
-# so the $i$-th block of $D_k$ columns of $x W^Q$ holds head $i$'s queries.
-# `nn.Linear(D, D)` is that product (it stores the transpose, $W^{Q\top}$,
-# so head $i$ is a block of *rows* of its `weight`). Reshaping its output
+# so the $i$-th block of $D_k$ columns of $X W^Q$ holds head $i$'s queries.
+# `nn.Linear(D, D)` is that product plus a bias (it stores the transpose,
+# $W^{Q\top}$, so head $i$ is a block of *rows* of its `weight`). Reshaping its output
 # splits the last dimension into `H` heads of `Dk` features, and the heads
 # then move to the second dimension, so that each head is a separate batch of
 # matrix products.
@@ -678,19 +685,24 @@ def check_cache(steps: int = 48, d_model: int = 64, heads: int = 4) -> None:
 
 # **The time it saves.** `bench/kv_cache.py` times one new token with and
 # without the cache at several prefix lengths and writes
-# `runs/mha/kv_cache.json`; the figure is drawn from that recorded file (the
-# command and the machine are in `runs/mha/README.md`), since timing while the
-# page is built would be slow and noisy. Both axes are on a log scale. The
-# recomputed step grows fastest, since it redoes everything for the whole
-# prefix; the cached step grows slowly, because only its attention over the
-# stored keys gets longer; and the gap between them widens with the prefix.
+# `runs/mha/kv_cache.json`. The figure is drawn from that recorded file, not
+# timed while the page is built (slow, and noisy); the command and settings
+# below come from the file, and `runs/mha/README.md` describes the machine.
+# Both axes are on a log scale. The recomputed step grows fastest, since it
+# redoes everything for the whole prefix; the cached step grows slowly,
+# because only its attention over the stored keys gets longer; and the gap
+# between them widens with the prefix.
 
 KV_TIMING = Path("runs/mha/kv_cache.json")
 
 
 def plot_recorded_kv_timing(path: Path = KV_TIMING) -> None:
     """The recorded time per token, with and without the cache."""
-    report.plot_kv_timing(json.loads(path.read_text()))
+    record = json.loads(path.read_text())
+    print(f"recorded with: {record['command']}")
+    print(f"d_model {record['d_model']}, {record['heads']} heads, batch", end=" ")
+    print(f"{record['batch']}, PyTorch {record['torch']}, threads {record['threads']}")
+    report.plot_kv_timing(record)
 
 
 #| plot_recorded_kv_timing()  | alt: ms per token: grows with prefix, flat with cache
