@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import select
 import shutil
 import subprocess
@@ -34,6 +35,26 @@ class Rendered:
 
     html: str
     error: str = ""
+
+    @property
+    def refused(self) -> tuple[str, ...]:
+        """Commands KaTeX would not run (`\\href`, `\\url`, … under `trust:
+        false`): it draws each one's name in its error colour instead."""
+        return tuple(dict.fromkeys(_REFUSED.findall(self.html)))
+
+    def refused_message(self) -> str:
+        """What to say about a formula with refused commands ("" if none)."""
+        if not self.refused:
+            return ""
+        return (
+            f"KaTeX refused {', '.join(self.refused)} (shown in red on the page): "
+            "links, images and HTML are not allowed in math; write them in "
+            "the prose"
+        )
+
+
+# KaTeX's errorColor (#cc0000) around a command's name: the command refused.
+_REFUSED = re.compile(r'style="color:#cc0000;">(\\[A-Za-z@]+)</span>')
 
 
 class KatexUnavailable(RuntimeError):

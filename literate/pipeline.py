@@ -27,6 +27,7 @@ from literate.model import Page
 from literate.notebook import page_to_notebook
 from literate.parse import SourceError, parse
 from literate.render import MARKDOWN_EXTENSIONS, render_page, render_page_tolerant
+from literate.textfile import read_utf8
 from literate.translate import translate_page
 from literate.translations.check import Term, load_glossary
 from literate.translations.layout import glossary_path, table_path
@@ -69,8 +70,12 @@ class Pipeline:
         self._glossaries: dict[str, tuple[Term, ...]] = {}
 
     def read(self, source: str) -> str:
-        """The text of `source` (a path relative to the root)."""
-        return (self.root / source).read_text(encoding="utf-8")
+        """The text of `source` (a path relative to the root).
+
+        A byte that is not UTF-8 raises NotUTF8 (a ValueError) naming the
+        source, its line and the byte offset.
+        """
+        return read_utf8(self.root / source, source)
 
     def english(self, source: str) -> Page:
         """`source` parsed, with its examples' outputs (run or cached)."""

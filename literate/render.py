@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import html
 import itertools
+import logging
 import re
 from dataclasses import dataclass
 from html.parser import HTMLParser
@@ -38,6 +39,10 @@ from literate.model import Output, Page, Section
 from literate.parse import SourceError
 from literate.sanitize import VOID, clean_tag, link_target, safe_href, safe_src
 from literate.spans import PLACEHOLDER_RE, Span, extract, normalize
+
+# mkdocs counts the warnings of its loggers (`--strict` fails on any); outside
+# mkdocs, logging prints them on stderr.
+LOG = logging.getLogger("mkdocs.plugins.literate")
 
 
 class RenderError(SourceError):
@@ -228,13 +233,17 @@ def _render_math(page: Page, flat: list[_Prose], formulas, *, strict: bool):
     except KatexUnavailable as error:
         prose, i, _ = wanted[0]
         raise RenderError(page.source, _line_of(prose, i), str(error)) from None
-    tolerated = []
+    tolerated, warned = [], set()
     for prose, i, formula in wanted:
         if results[formula].error:
             error = RenderError(page.source, _line_of(prose, i), results[formula].error)
             if strict:
                 raise error
             tolerated.append(error)
+        refused = (_line_of(prose, i), results[formula].refused_message())
+        if refused[1] and refused not in warned:
+            warned.add(refused)
+            LOG.warning("%s:%d: %s", page.source, *refused)
     return results, tolerated
 
 

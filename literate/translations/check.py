@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from literate.spans import PLACEHOLDER_RE, extract
-from literate.translations.tables import TableError, parse_object, short
+from literate.translations.tables import TableError, parse_object, read_text, short
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ def load_glossary(path: Path | str) -> tuple[Term, ...]:
     if not path.exists():
         return ()
     terms = []
-    for entry in parse_object(path.read_text(encoding="utf-8"), path):
+    for entry in parse_object(read_text(path), path):
         spec = entry.value
         forbidden = spec.get("forbidden", []) if isinstance(spec, dict) else None
         if (

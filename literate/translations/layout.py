@@ -16,6 +16,7 @@ from pathlib import Path, PurePosixPath
 import yaml
 
 from literate.spans import key
+from literate.textfile import read_utf8
 
 TRANSLATIONS = "translations"
 GLOSSARY = "glossary.json"
@@ -90,7 +91,7 @@ def current_keys(root: Path, source: str) -> list[str]:
     path = root / source
     if not path.is_file():
         raise FileNotFoundError(f"{source}: source file not found under {root}")
-    page = parse(path.read_text(encoding="utf-8"), source)
+    page = parse(read_utf8(path, source), source)
     texts = [page.title, page.summary] + [section.docs for section in page.sections]
     return list(dict.fromkeys(key(text) for text in texts if text.strip()))
 

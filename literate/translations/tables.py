@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from literate.textfile import NotUTF8, read_utf8
+
 _WHITESPACE = " \t\n\r"
 
 
@@ -97,14 +99,22 @@ def _end(text: str, pos: int, entries: list[Entry]) -> list[Entry]:
     return entries
 
 
+def read_text(path: Path | str) -> str:
+    """A table's (or glossary's) text; TableError (file:line) if not UTF-8."""
+    try:
+        return read_utf8(path)
+    except NotUTF8 as error:
+        raise TableError(path, error.line, error.column, error.message) from None
+
+
 def read_entries(path: Path) -> list[Entry]:
     """A table's entries with their lines; a missing file has none.
 
-    Raises TableError when the file is not JSON or a value is not a string.
+    Raises TableError when the file is not UTF-8 JSON or a value is not a string.
     """
     if not path.exists():
         return []
-    entries = parse_object(path.read_text(encoding="utf-8"), path)
+    entries = parse_object(read_text(path), path)
     for entry in entries:
         if not isinstance(entry.value, str):
             raise TableError(
@@ -118,8 +128,25 @@ def read_entries(path: Path) -> list[Entry]:
 
 
 def load_table(path: Path | str) -> dict[str, str]:
-    """English key → translation; {} when the file does not exist yet."""
-    return {entry.key: entry.value for entry in read_entries(Path(path))}
+    """English key → translation; {} when the file does not exist yet.
+
+    Raises TableError for anything `translations check` rejects in the file
+    as a whole: not UTF-8, not JSON, a value not a string, a key twice (the
+    build would otherwise use one of the two values without a word).
+    """
+    entries = read_entries(Path(path))
+    first_line: dict[str, int] = {}
+    for entry in entries:
+        if entry.key in first_line:
+            raise TableError(
+                path,
+                entry.line,
+                1,
+                f"key {short(entry.key)}: duplicate key (first on line "
+                f"{first_line[entry.key]}); remove one of the two",
+            )
+        first_line[entry.key] = entry.line
+    return {entry.key: entry.value for entry in entries}
 
 
 def dumps_table(table: dict[str, Any]) -> str:
