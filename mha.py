@@ -97,12 +97,10 @@ TOY_VALUES = torch.tensor([[1.0, 0, 0], [0, 1.0, 0], [0, 0, 1.0], [1.0, 0, 0]])
 
 
 def toy_attention() -> tuple[torch.Tensor, torch.Tensor]:
-    """The worked example: output `[S, 3]` and weights `[S, S]`."""
     return attention(TOY_QUERIES, TOY_KEYS, TOY_VALUES)
 
 
 def print_toy_weights() -> None:
-    """The weights as a table, with each row's sum."""
     _, weights = toy_attention()
     with_sums = torch.cat([weights, weights.sum(-1, keepdim=True)], dim=-1)
     print(report.matrix_table(with_sums, WORDS, WORDS + ["row sum"]))
@@ -121,7 +119,6 @@ def print_toy_weights() -> None:
 
 
 def draw_toy_weights() -> None:
-    """The worked example's weights `[S, S]`, each written in its cell."""
     report.draw_heatmaps({"A": toy_attention()[1]}, WORDS, WORDS, numbers=True)
 
 
@@ -260,7 +257,6 @@ def padding_mask(
 
 
 def masks_example() -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
-    """Weights `[S, S]` and hidden cells under three masks, six positions."""
     seq, real = 6, 4
     # Key j points at angle 0.8 j; query i at the angle of key i - 1. `[S, 2]`.
     angle = 0.8 * torch.arange(seq)
@@ -277,7 +273,6 @@ def masks_example() -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
 
 
 def draw_masks() -> None:
-    """The three heatmaps, masked cells hatched."""
     weights, hidden = masks_example()
     names = ["t0", "t1", "t2", "t3", "pad4", "pad5"]
     report.draw_heatmaps(weights, names, names, hidden=hidden)
@@ -316,7 +311,6 @@ def softmax_jacobian_norm(probs: torch.Tensor) -> torch.Tensor:
 
 
 def print_jacobian_norms(keys: int = 16) -> None:
-    """The Jacobian's norm for rows of `keys` weights, flat to one-hot."""
     rows = {"flat": torch.full((keys,), 1.0 / keys)}
     for peak in (0.5, 0.9, 0.99, 1.0):  # one weight `peak`, the rest shared
         rows[f"one weight {peak}"] = torch.full((keys,), (1 - peak) / (keys - 1))
@@ -434,7 +428,6 @@ class PrepareForMultiHeadAttention(nn.Module):
 
 
 def heads_as_blocks(d_model: int = 8, heads: int = 2, seed: int = 0) -> None:
-    """Project with each head's block of rows; compare with one projection."""
     torch.manual_seed(seed)
     prepare = PrepareForMultiHeadAttention(d_model, heads, d_model // heads)
     x = torch.randn(1, 3, d_model)  # [B, S, D]
@@ -662,7 +655,6 @@ class KVCache:
 
 
 def check_cache(steps: int = 48, d_model: int = 64, heads: int = 4) -> None:
-    """Largest difference between cached decoding and full recomputation."""
     torch.manual_seed(0)
     mha = MultiHeadAttention(d_model, heads).eval()
     x = torch.randn(2, steps, d_model)  # [B, S, D]
@@ -697,7 +689,6 @@ KV_TIMING = Path("runs/mha/kv_cache.json")
 
 
 def plot_recorded_kv_timing(path: Path = KV_TIMING) -> None:
-    """The recorded time per token, with and without the cache."""
     record = json.loads(path.read_text())
     print(f"recorded with: {record['command']}")
     print(f"d_model {record['d_model']}, {record['heads']} heads, batch", end=" ")
@@ -888,7 +879,6 @@ def reverse(model: Reverser, source: torch.Tensor):
 
 
 def score_reverser(model: Reverser, count: int = 1000):
-    """Print the share of right answers on `count` unseen sequences."""
     source, target, _ = reversal_batch(torch.Generator().manual_seed(1), count)
     guess, weights = reverse(model, source)
     digits = (guess == target).float().mean().item()
@@ -898,7 +888,6 @@ def score_reverser(model: Reverser, count: int = 1000):
 
 
 def reversal_demo() -> None:
-    """Train, test on unseen sequences and draw one cross-attention map."""
     source, guess, weights = score_reverser(train_reverser())
     first = [str(d) for d in source[0].tolist()]
     written = [str(d) for d in guess[0].tolist()]
