@@ -297,8 +297,10 @@ def draw_masks() -> None:
 # learning, because of how the softmax passes gradients back.
 #
 # The softmax $p$ of a row of scores $s$ has the Jacobian
-# $\partial p / \partial s = \mathrm{diag}(p) - p p^\top$. Its size measures
-# how much a change in the scores can still move the weights. It is $0$ for a
+# $\partial p / \partial s = \mathrm{diag}(p) - p p^\top$. Its size, the
+# norm $\lVert \partial p / \partial s \rVert$ (the square root of the sum
+# of its squared entries), measures how much a change in the scores can
+# still move the weights, and so how much gradient reaches the scores. It is $0$ for a
 # one-hot $p$ and falls towards $0$ as $p$ nears one-hot, as the table below
 # shows for a few rows of 16 weights. (It is not largest for a flat $p$:
 # compare the first two rows.)
@@ -802,8 +804,11 @@ class DecoderLayer(nn.Module):
 # `9 5 1 4 1 3`. To write output position $i$, the decoder must read source
 # position $(5 - i)$, so if cross-attention learns the task, its weights form
 # an anti-diagonal. Token and position embeddings go in; one encoder layer,
-# one decoder layer and a linear head to the $N = 11$ tokens (ten digits and
-# a start token) come out.
+# one decoder layer and a linear head to the `N` tokens (ten digits and a
+# start token) come out.
+
+
+START = 10  # the start token's id, after the digits 0 to 9
 
 
 class Reverser(nn.Module):
@@ -811,12 +816,12 @@ class Reverser(nn.Module):
 
     def __init__(self, length: int = 6, d_model: int = 32, heads: int = 2):
         super().__init__()
-        self.start = 10  # the start token, after the ten digits
-        self.token = nn.Embedding(11, d_model)  # N = 11
+        self.start = START
+        self.token = nn.Embedding(START + 1, d_model)  # N = START + 1 tokens
         self.position = nn.Embedding(length, d_model)
         self.encoder = EncoderLayer(d_model, heads)
         self.decoder = DecoderLayer(d_model, heads)
-        self.head = nn.Linear(d_model, 11)
+        self.head = nn.Linear(d_model, START + 1)
 
     def embed(self, ids: torch.Tensor) -> torch.Tensor:
         positions = torch.arange(ids.shape[1])  # [S]
@@ -838,9 +843,9 @@ class Reverser(nn.Module):
 
 def reversal_batch(generator: torch.Generator, batch: int, length: int = 6):
     """Source digits, the target (reversed) and the decoder input, `[B, S]` each."""
-    source = torch.randint(0, 10, (batch, length), generator=generator)
+    source = torch.randint(0, START, (batch, length), generator=generator)
     target = source.flip(1)
-    start = torch.full((batch, 1), 10)
+    start = torch.full((batch, 1), START)
     return source, target, torch.cat([start, target[:, :-1]], dim=1)
 
 
