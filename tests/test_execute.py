@@ -115,10 +115,12 @@ def test_malformed_directive_names_file_and_line(text):
         read_directive(Directive(7, text), "m.py")
 
 
-def test_page_examples_in_source_order(built):
-    page = built[1]
-    lines = [e.line for e in page_examples(page)]
-    assert lines == sorted(lines) and len(lines) == 7
+def test_page_examples_are_every_directive_in_source_order(built):
+    root, page = built
+    source = (root / "demo.py").read_text(encoding="utf-8").split("\n")
+    directives = [n for n, row in enumerate(source, 1) if row.lstrip().startswith("#|")]
+    assert [e.line for e in page_examples(page)] == directives
+    assert len(directives) == 7
 
 
 # --- outputs ---------------------------------------------------------------------

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_parse import GOLDEN, compare_golden
 
-from literate import katex
+from literate import highlight, katex
 from literate.model import Output
 from literate.parse import parse
 from literate.render import RenderError, render_page, render_page_tolerant
@@ -85,6 +85,7 @@ def test_the_page_links_to_its_source_file():
     tree = Tree(render_source("x = 1\n", source_url="../src/m.py"))
     assert tree.find("a", href="../src/m.py")
     no_link = Tree(render_source("x = 1\n"))
+    assert not no_link.find("p", class_="lit-source")  # no link, not an empty one
     assert not [a for t, a in no_link.tags if t == "a" and a.get("href") == ""]
 
 
@@ -116,12 +117,21 @@ def test_defined_names_link_to_their_section():
     assert '<span class="nf">forward</span>' in html
 
 
-def test_rendering_is_byte_identical_and_independent_of_the_math_cache():
+def fresh_render(source: str) -> str:
+    """A render with no cache warm: a new KaTeX process, highlighting redone."""
+    highlight._COLUMNS.clear()
+    formulas = katex.Katex.for_dist(KATEX_DIST)
+    try:
+        return render_source(source, formulas=formulas)
+    finally:
+        formulas.close()
+
+
+def test_rendering_is_byte_identical_and_independent_of_the_caches():
     source = (GOLDEN / "basic.py").read_text()
-    first = render_source(source)
-    katex.clear_cache()
-    assert render_source(source) == first
-    assert render_source(source) == first
+    first = fresh_render(source)
+    assert render_source(source) == first  # math and highlighting cached
+    assert fresh_render(source) == first
 
 
 @settings(max_examples=30, deadline=None)
@@ -143,7 +153,7 @@ def test_rendering_is_byte_identical_and_independent_of_the_math_cache():
 )
 def test_render_is_deterministic_for_generated_sources(parts):
     source = "\n".join(parts) + "\n"
-    assert render_source(source) == render_source(source)
+    assert fresh_render(source) == render_source(source)
 
 
 # --- math -----------------------------------------------------------------------
