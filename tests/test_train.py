@@ -11,6 +11,7 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -193,6 +194,29 @@ def test_cached_forward_equals_full_forward():
     torch.testing.assert_close(torch.cat(parts, dim=1), full)
 
 
+def test_block_weights_equal_the_explicit_computation():
+    # The heads figure's path: the block's output equals the fused path's, and
+    # its weights are softmax(q k^T / sqrt(Dk)) under the causal mask,
+    # computed here from the block's own projections.
+    model = tiny_model(torch.float64)
+    block = model.blocks[0]
+    x = torch.randn(2, 9, 32, dtype=torch.float64)
+    with torch.no_grad():
+        out, weights = train.block_with_weights(block, x)
+        torch.testing.assert_close(out, block(x))
+        h = block.ln1(x)
+        attn = block.attn
+        q, k = attn.query(h), attn.key(h)  # [B, H, S, Dk]
+        scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+        causal = torch.ones(9, 9, dtype=torch.bool).tril()
+        expected = scores.masked_fill(~causal, float("-inf")).softmax(-1)
+    assert weights.shape == (2, 2, 9, 9)
+    torch.testing.assert_close(weights, expected)
+    maps = train.attention_maps(model, torch.randint(11, (9,)))
+    assert maps.shape == (2, 2, 9, 9)
+    torch.testing.assert_close(maps.sum(-1), torch.ones(2, 2, 9, dtype=maps.dtype))
+
+
 def test_learning_rate_matches_pytorch_schedulers():
     cfg = replace(train.PRESETS["tiny"], steps=50, warmup=10, lr=1e-2, min_lr=1e-3)
     param = torch.zeros(1, requires_grad=True)
@@ -201,17 +225,20 @@ def test_learning_rate_matches_pytorch_schedulers():
         opt, start_factor=1 / cfg.warmup, total_iters=cfg.warmup - 1
     )
     cosine = torch.optim.lr_scheduler.CosineAnnealingLR(
-        opt, T_max=cfg.steps - cfg.warmup, eta_min=cfg.min_lr
+        opt, T_max=cfg.steps - 1 - cfg.warmup, eta_min=cfg.min_lr
     )
     schedule = torch.optim.lr_scheduler.SequentialLR(
         opt, [warm, cosine], milestones=[cfg.warmup]
     )
-    for step in range(cfg.steps + 1):
+    for step in range(cfg.steps):
         assert train.learning_rate(step, cfg) == pytest.approx(
             opt.param_groups[0]["lr"], rel=1e-9
         ), step
         opt.step()
         schedule.step()
+    # The formula on the page: min_lr exactly at the last step, steps - 1.
+    assert train.learning_rate(cfg.steps - 1, cfg) == cfg.min_lr
+    assert train.learning_rate(0, cfg) == cfg.lr / cfg.warmup
 
 
 def test_weight_decay_on_matrices_only():
@@ -265,13 +292,14 @@ def test_tiny_preset_trains_and_its_loss_falls(in_tmp):
     evals = [r for r in runs if "val" in r]
     cfg = train.PRESETS["tiny"]
     assert [r["step"] for r in evals] == list(
-        range(cfg.eval_interval, cfg.steps + 1, cfg.eval_interval)
+        range(0, cfg.steps + 1, cfg.eval_interval)
     )
     vocab = load_checkpoint(in_tmp / "run" / "ckpt.pt")["vocab"]
-    # Below the loss of a uniform guess, and falling at every evaluation.
-    assert evals[0]["val"] < math.log(len(vocab))
+    # The untrained model scores close to a uniform guess, ln N; then the
+    # loss falls below it, at every evaluation.
+    assert evals[0]["val"] == pytest.approx(math.log(len(vocab)), abs=0.05)
     assert all(a["val"] > b["val"] for a, b in zip(evals, evals[1:], strict=False))
-    assert runs[0]["loss"] > evals[-1]["train"]
+    assert runs[1]["loss"] > evals[-1]["train"]
     assert (in_tmp / "run" / "loss.png").read_bytes()[:4] == b"\x89PNG"
     assert list((in_tmp / "logs" / "shakespeare").iterdir())
 
@@ -343,6 +371,9 @@ def test_output_is_plain_text_when_not_a_terminal(tmp_path, small_text):
     result = run_script(*args, "--out", "run", cwd=tmp_path)
     out = result.stdout
     assert "\x1b[" not in out and "\r" not in out and "LABML" not in out
+    # Our lines and labml's progress only: not the run's git state.
+    assert out.startswith(f"{small_text}: ") and "[clean]" not in out
+    assert "[dirty]" not in out
     lines = [line for line in out.splitlines() if " val: " in line]
     assert len(lines) == 3 and all("loss:" in line for line in lines)
 
@@ -404,13 +435,105 @@ def test_cli_overrides_fields_of_the_preset():
         (["--preset", "huge"], "invalid choice: 'huge'"),
         (["--device", "gpu"], "--device must be auto, cpu or cuda, not 'gpu'"),
         (["--steps", "0"], "--steps must be >= 1, got 0"),
+        (["--lr", "-1"], "--lr must be > 0, got -1.0"),
+        (["--lr", "nan"], "--lr must be a finite number, got nan"),
+        (["--min_lr", "inf"], "--min_lr must be a finite number, got inf"),
+        (["--val_fraction", "1.5"], "--val_fraction must be between 0 and 1"),
+        (["--dropout", "1"], "--dropout must be a probability in [0, 1), got 1.0"),
+        (["--beta2", "1"], "--beta2 must be in [0, 1), got 1.0"),
+        (["--weight_decay", "-0.1"], "--weight_decay must be >= 0, got -0.1"),
     ],
 )
-def test_cli_rejects_bad_configuration(args, message, capsys):
+def test_cli_rejects_bad_configuration(args, message, capsys, in_tmp):
     with pytest.raises(SystemExit) as exit_:
         train.main(args)
     assert exit_.value.code == 2
-    assert message in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert message in err
+    # One line, and nothing was written.
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert list(in_tmp.iterdir()) == []
+
+
+def test_bad_values_fail_before_pytorch_sees_them():
+    # Each float option's check runs when the configuration is made, so an
+    # optimizer never receives a negative or NaN learning rate.
+    for field in ("lr", "min_lr", "weight_decay", "grad_clip", "beta2"):
+        for value in (float("nan"), -1.0):
+            with pytest.raises(ValueError, match=f"^--{field} must be"):
+                replace(train.PRESETS["tiny"], **{field: value})
+
+
+def test_out_naming_a_file_is_refused_and_kept(in_tmp, capsys):
+    (in_tmp / "notes.txt").write_text("mine")
+    result = run_script("--preset", "tiny", "--out", "notes.txt", cwd=in_tmp,
+                        check=False)  # fmt: skip
+    assert result.returncode == 1
+    assert result.stderr == (
+        "train.py: error: --out notes.txt: is a file; expected a folder "
+        "(new or a run's)\n"
+    )
+    assert (in_tmp / "notes.txt").read_text() == "mine"
+    assert sorted(p.name for p in in_tmp.iterdir()) == ["notes.txt"]
+
+
+def test_resume_with_nothing_left_to_do(in_tmp, small_text):
+    args = ["--preset", "tiny", "--threads", "1", "--data", str(small_text)]
+    args += ["--out", "run", "--eval_batches", "1"]
+    train.main([*args, "--steps", "20"])
+    written = {p.name: p.read_bytes() for p in (in_tmp / "run").iterdir()}
+    logs = sorted((in_tmp / "logs").rglob("*"))
+    # Past --steps: an error naming the option.
+    behind = run_script(*args, "--resume", "--steps", "10", cwd=in_tmp, check=False)
+    assert behind.returncode == 1 and "Traceback" not in behind.stderr
+    assert behind.stderr.count("\n") == 1
+    assert "--steps 10: run/ckpt.pt is already at step 20" in behind.stderr
+    # At --steps: nothing to do, said so, exit status 0.
+    done = run_script(*args, "--resume", "--steps", "20", cwd=in_tmp)
+    assert "already at step 20; nothing to do" in done.stdout
+    assert {p.name: p.read_bytes() for p in (in_tmp / "run").iterdir()} == written
+    assert sorted((in_tmp / "logs").rglob("*")) == logs
+
+
+def test_memory_estimate_refuses_what_cannot_fit(in_tmp, monkeypatch):
+    import psutil
+
+    from trainkit import machine
+
+    cfg = train.PRESETS["cpu"]
+    # One position: the estimate is 16 bytes per parameter of the model
+    # (weights, gradients, two AdamW averages), plus one position's activations.
+    one = replace(cfg, batch_size=1, context=1)
+    params = sum(p.numel() for p in train.CharTransformer(one, 71).parameters())
+    assert 16 * params < machine.memory_estimate(one, 71) < 16 * params + 40_000
+    # 16 GiB in all, 8 free: a context of 100,000 is refused before training.
+    memory = SimpleNamespace(total=16 * 2**30, available=8 * 2**30)
+    monkeypatch.setattr(psutil, "virtual_memory", lambda: memory)
+    with pytest.raises(SystemExit) as exit_:
+        train.main(["--context", "100000", "--threads", "1", "--out", "big"])
+    message = str(exit_.value.code)
+    assert "--context 100000" in message and "GiB" in message
+    assert "more than the 16.0 GiB of memory here" in message
+    assert not (in_tmp / "big").exists() and not (in_tmp / "logs").exists()
+    # What fits in all but not in what is free now: a warning, then the run.
+    said = []
+    big = replace(cfg, context=20_000)
+    assert 8 * 2**30 < machine.memory_estimate(big, 71) < 16 * 2**30
+    machine.check_memory(big, 71, 1, torch.device("cpu"), said.append)
+    assert len(said) == 1 and said[0].startswith("warning: --batch_size 16 --context")
+
+
+def test_checkpoint_errors_never_suggest_unsafe_loading(tmp_path):
+    noise = tmp_path / "noise.pt"
+    noise.write_bytes(bytes(range(256)) * 8)
+    code = tmp_path / "code.pt"
+    torch.save({"model": Path("x")}, code)  # an object, not a tensor
+    for path, reason in ((noise, "truncated or corrupted"), (code, "could run code")):
+        result = run_script("sample", "--checkpoint", str(path), cwd=tmp_path,
+                            check=False)  # fmt: skip
+        assert result.returncode == 1 and reason in result.stderr, result.stderr
+        assert "weights_only" not in result.stderr and "Traceback" not in result.stderr
+        assert result.stderr.count("\n") == 1
 
 
 def test_missing_and_corrupt_checkpoints_are_named(tmp_path, in_tmp, small_text):
@@ -481,3 +604,43 @@ def test_resume_refuses_another_model(in_tmp, small_text):
     train.main([*args, "--steps", "20", "--out", "run"])
     with pytest.raises(SystemExit, match="n_layer=2 there, 3 now"):
         train.main([*args, "--out", "run", "--resume", "--n_layer", "3"])
+
+
+# ---------------------------------------------------------- the shipped model
+
+
+def test_shipped_model_samples_the_recorded_text(tmp_path):
+    # A fresh clone can sample from runs/cpu/model.pt: weights, configuration
+    # and vocabulary only, read with weights_only=True. The same arguments as
+    # the recorded sample, fewer characters: the same first characters.
+    folder = ROOT / "runs" / "cpu"
+    state = torch.load(folder / "model.pt", weights_only=True)
+    assert set(state) == {"model", "config", "vocab", "step"}
+    run = json.loads((folder / "run.json").read_text())
+    args = run["sample_args"]
+    assert args[:2] == ["--checkpoint", "runs/cpu/model.pt"]
+    tokens = args.index("--tokens") + 1
+    args = [*args[:tokens], "40", *args[tokens + 1 :]]
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "train.py"), "sample", *args],
+        cwd=ROOT, capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    recorded = (folder / "sample.txt").read_text(encoding="utf-8")
+    prompt = args[args.index("--prompt") + 1]
+    assert result.stdout == recorded[: len(prompt) + 40] + "\n"
+
+
+def test_recorded_sample_settings_are_the_cli_defaults():
+    # The page says the sample command's defaults drew the recorded sample.
+    run = json.loads((ROOT / "runs" / "cpu" / "run.json").read_text())
+    given = dict(zip(run["sample_args"][::2], run["sample_args"][1::2], strict=True))
+    defaults = train.parse_sample([])
+    assert float(given["--temperature"]) == defaults.temperature
+    assert int(given["--top-k"]) == defaults.top_k
+    assert int(given["--seed"]) == defaults.seed
+
+
+def test_heads_passage_is_validation_text(corpus):
+    cut = int(len(corpus) * (1 - train.PRESETS["cpu"].val_fraction))
+    assert train.PASSAGE in corpus[cut:] and train.PASSAGE not in corpus[:cut]
+    assert len(train.PASSAGE) <= train.PRESETS["cpu"].context

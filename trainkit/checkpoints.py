@@ -36,22 +36,42 @@ def save_checkpoint(path: Path, state: dict) -> None:
     os.replace(tmp, path)
 
 
-def load_checkpoint(path: Path, device: torch.device | str = "cpu") -> dict:
+def load_checkpoint(
+    path: Path, device: torch.device | str = "cpu", keys: Iterable[str] = KEYS
+) -> dict:
+    """The dict saved at `path`, which must hold `keys` (a checkpoint's, or
+    a model file's: weights, configuration and vocabulary)."""
     path = Path(path)
     if not path.is_file():
         raise RunError(f"{path}: no checkpoint there")
     try:
         state = torch.load(path, map_location=device, weights_only=True)
     except Exception as e:
-        lines = str(e).strip().splitlines()
-        raise RunError(
-            f"{path}: not a readable checkpoint; the file may be truncated or "
-            f"corrupted ({type(e).__name__}: {lines[0] if lines else ''})"
-        ) from None
-    missing = KEYS - set(state) if isinstance(state, dict) else KEYS
+        raise RunError(f"{path}: {_why_unreadable(e)}") from None
+    missing = set(keys) - set(state) if isinstance(state, dict) else set(keys)
     if missing:
         raise RunError(f"{path}: not a train.py checkpoint (missing {sorted(missing)})")
     return state
+
+
+def _why_unreadable(error: Exception) -> str:
+    """What went wrong, without PyTorch's advice to load with `weights_only`
+    off: that would run whatever code the file holds."""
+    text = str(error)
+    detail = ""
+    if "WeightsUnpickler error:" in text:
+        after = text.split("WeightsUnpickler error:", 1)[1].strip().splitlines()
+        detail = after[0].strip() if after else ""
+    elif "weights_only" not in text:
+        lines = text.strip().splitlines()
+        detail = lines[0] if lines else ""
+    if detail.startswith("Unsupported global"):
+        return (
+            "holds objects other than tensors and plain containers, which are "
+            "refused: loading them could run code"
+        )
+    reason = f" ({type(error).__name__}: {detail})" if detail else ""
+    return f"not a readable checkpoint; the file may be truncated or corrupted{reason}"
 
 
 def newest_checkpoint(folder: Path) -> Path:

@@ -57,6 +57,10 @@ class _Parser(argparse.ArgumentParser):
             self.error("unknown argument: " + ", ".join(messages))
         return parsed
 
+    def error(self, message: str):
+        """One line, without the usage (which lists every option)."""
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
 
 def _value_type(hint: Any):
     if hint not in (int, float, str):
@@ -131,7 +135,7 @@ def parse_config(
     try:
         return dataclasses.replace(preset, **changes)
     except ValueError as error:
-        parser.error(str(error))
+        parser.exit(2, f"{prog}: error: {error}\n")
 
 
 def sample_parser() -> argparse.ArgumentParser:

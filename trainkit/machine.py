@@ -74,3 +74,55 @@ def mean_over_processes(value: torch.Tensor, world: int) -> float:
         dist.all_reduce(value)
         value = value / world
     return value.item()
+
+
+# Bytes per position of one block's activations kept for the backward pass, in
+# units of `d_model` float32 numbers: LayerNorm inputs and outputs (4), the
+# query, key, value and attention output (4), the output projection's input
+# (1), the feed-forward network's wide hidden layer before and after the GELU
+# (8). A rough lower bound: the allocator and temporaries add to it.
+_BLOCK_WIDTHS = 17
+
+
+def memory_estimate(cfg, vocab_size: int, world: int = 1) -> int:
+    """Bytes one process needs to train `cfg`: a lower bound.
+
+    Parameters, gradients and AdamW's two averages (4 copies), and the
+    activations of `batch_size / world` windows of `context` positions:
+    `_BLOCK_WIDTHS * d_model` numbers per block, and the logits with their
+    softmax and gradient (3 * vocabulary) per position.
+    """
+    d, n = cfg.d_model, vocab_size
+    params = n * d + cfg.context * d + cfg.n_layer * (12 * d * d + 13 * d) + 2 * d
+    positions = cfg.batch_size // world * cfg.context
+    per_position = cfg.n_layer * _BLOCK_WIDTHS * d + 3 * n + 2 * d
+    return 4 * (4 * params + positions * per_position)
+
+
+def check_memory(cfg, vocab_size: int, world: int, device: torch.device, say) -> None:
+    """Refuse a run that cannot fit in memory; warn about one that may not."""
+    need = memory_estimate(cfg, vocab_size, world)
+    if device.type == "cuda":
+        free, total = torch.cuda.mem_get_info(device)
+        where = "GPU"
+    else:
+        import psutil
+
+        memory = psutil.virtual_memory()
+        free, total = memory.available, memory.total
+        where = "memory"
+    gib = 2**30
+    sizes = (
+        f"--batch_size {cfg.batch_size} --context {cfg.context} --d_model "
+        f"{cfg.d_model} --n_layer {cfg.n_layer}"
+    )
+    if need > total:
+        raise RunError(
+            f"{sizes} need at least {need / gib:.1f} GiB per process, more than "
+            f"the {total / gib:.1f} GiB of {where} here; make them smaller"
+        )
+    if need > free:
+        say(
+            f"warning: {sizes} need at least {need / gib:.1f} GiB per process; "
+            f"{free / gib:.1f} GiB of {where} is free now"
+        )

@@ -65,8 +65,12 @@ def plot_losses(metrics: Metrics, path: Path, title: str = "") -> None:
     os.replace(tmp, path)
 
 
-def loss_figure(metrics: Metrics, title: str = ""):
-    """Training-batch loss, and evaluated train and validation loss, by step."""
+def loss_figure(metrics: Metrics, title: str = "", baseline: float | None = None):
+    """Training-batch loss, and evaluated train and validation loss, by step.
+
+    `baseline`, if given, is drawn as a dashed line: the uniform model's loss,
+    ln N for a vocabulary of N characters.
+    """
     import matplotlib.pyplot as plt
 
     batches = [r for r in metrics.records if "loss" in r]
@@ -75,18 +79,29 @@ def loss_figure(metrics: Metrics, title: str = ""):
     ax.plot(
         [r["step"] for r in batches],
         [r["loss"] for r in batches],
-        color="0.75",
-        linewidth=0.8,
-        label="training batches",
+        color="tab:gray",
+        linewidth=1.2,
+        label="training batches (mean of each log_interval)",
     )
     for key, colour in (("train", "tab:blue"), ("val", "tab:orange")):
         ax.plot(
             [r["step"] for r in evals],
             [r[key] for r in evals],
             marker="o",
-            markersize=3,
+            markersize=4,
             color=colour,
             label=f"{key} (evaluation)",
+        )
+    if baseline is not None:
+        ax.axhline(baseline, color="tab:red", linestyle="--", linewidth=1)
+        ax.annotate(
+            f"uniform: ln N = {baseline:.2f}",
+            (ax.get_xlim()[1], baseline),
+            xytext=(-4, 4),
+            textcoords="offset points",
+            ha="right",
+            va="bottom",
+            color="tab:red",
         )
     ax.set_xlabel("step")
     ax.set_ylabel("cross-entropy (nats per character)")

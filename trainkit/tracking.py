@@ -114,6 +114,18 @@ def labml_run(
         from labml.internal.computer.configs import computer_singleton
 
         computer_singleton()
-    experiment.configs(configs)
-    with experiment.start():
+        experiment.configs(configs)
+        # `start` prints the run's name, id and git state ("[clean]: ..."):
+        # noise on our screen, so we say where the record is instead.
+        watcher = experiment.start()
+    print(f"labml records this run in {_run_folder()}")
+    with watcher:
         yield screen
+
+
+def _run_folder() -> str:
+    """The run's folder under `logs/`, relative to the working directory."""
+    run = experiment.get_uuid()
+    for folder in Path("logs").glob(f"*/{run}"):
+        return str(folder)
+    return f"logs/ (run {run})"
