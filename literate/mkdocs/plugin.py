@@ -1,22 +1,21 @@
 """The mkdocs plugin: one side-by-side page per literate source and language.
 
 An adapter: `literate.pipeline.Pipeline` makes the pages, `literate.mkdocs.
-site` names their files and checks their links, and this class hands them to
-mkdocs at the right events:
+site` names their files and checks their links; this class hands them over:
 
-    on_config         the pipeline, and the plugin's stylesheet
-    on_files          add a page per source and language (parsed, its `#|`
+    on_config         the pipeline (kept across `serve` rebuilds), the CSS
+    on_files          a page per source and language (parsed, its `#|`
                       examples run, translated), its notebook, the status
-                      page, the stylesheets and KaTeX's fonts, the sources
-    on_page_markdown  render a generated page; give it its title and meta
-    on_page_content   its body (links to other generated pages resolved)
+                      page, the stylesheets, KaTeX's fonts and the sources
+    on_page_markdown  render a generated page; its title and meta
+    on_page_content   its body, links to other generated pages resolved
     on_page_context   search indexes a light view of it (no math markup)
-    on_post_page      link KaTeX's stylesheet in its head
+    on_post_page      KaTeX's stylesheet in its head
 
-With mkdocs-static-i18n, which builds the site once per language (English at
-/, the others under /<lang>/) and sorts pages by their suffix (`mha.ja.md`),
-the plugin adds its pages under those names before i18n runs and fills them
-in after it. It works with mkdocs' own theme and with mkdocs-material.
+mkdocs-static-i18n builds the site once per language (English at /, the
+others under /<lang>/) and sorts pages by their suffix (`mha.ja.md`): the
+plugin adds its pages under those names before i18n runs and fills them in
+after. It works with mkdocs' own theme and with mkdocs-material.
 """
 
 from __future__ import annotations
@@ -70,6 +69,7 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
         self.stamp: int | None = None  # renderer_stamp() of the loaded code
         self.module = None  # literate.pipeline, as last (re)loaded
         self.pipeline = None  # its Pipeline for this site
+        self.options: tuple = ()  # the root and options it was made with
         self.root = Path()  # the folder of mkdocs.yml
         self.sources: list[str] = []  # the `sources` option, expanded
         self.langs: tuple[Language, ...] = ()
@@ -89,20 +89,21 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
         self.root = Path(config.config_file_path).resolve().parent
         if site.CSS not in config.extra_css:  # before the site's own stylesheets
             config.extra_css.insert(0, site.CSS)
-        stamp = renderer_stamp()
-        if stamp != self.stamp or self.pipeline is None:
-            self.module = load_pipeline(fresh=self.stamp is not None)
-            self.stamp = stamp
-        if self.pipeline is not None:
-            self.pipeline.close()
-        self.pipeline = self.module.Pipeline(
-            self.root,
+        options = dict(
             run_examples=self.config.run_examples,
             katex=self.config.katex,
             packages=tuple(self.config.packages),
             timeout=self.config.timeout,
             extensions=tuple(self.config.markdown_extensions),
         )
+        stamp = renderer_stamp()
+        if stamp != self.stamp or (self.root, options) != self.options:
+            # New code or options: a new pipeline; else its KaTeX cache stays.
+            if self.pipeline is not None:
+                self.pipeline.close()
+            self.module = load_pipeline(fresh=self.stamp is not None)
+            self.pipeline = self.module.Pipeline(self.root, **options)
+            self.stamp, self.options = stamp, (self.root, options)
         try:
             self.sources = self.module.find_sources(self.root, self.config.sources)
         except FileNotFoundError as err:
