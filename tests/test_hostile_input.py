@@ -40,6 +40,8 @@ from literate.spans import extract, key, normalize
 from literate.translations.check import (
     LENGTH_MARGIN,
     LENGTH_RATIO,
+    LINES_MARGIN,
+    LINES_RATIO,
     MAX_NESTING,
     check_entry,
 )
@@ -152,6 +154,12 @@ def test_past_the_length_rule_check_is_linear_and_refuses_deep_nesting():
             f"[] nested 20000 deep: at most {MAX_NESTING} levels of brackets "
             "or parentheses are allowed"
         ]
+        # Python-Markdown recurses once per level: this would overflow the stack.
+        listed = "- " * 20_000 + "x _^_0_^_"
+        assert check_entry(english, listed) == [
+            f"20000 list or quote markers at the start of a line: at most "
+            f"{MAX_NESTING} are allowed"
+        ]
 
 
 # --- the command line and the build, case by case -------------------------------
@@ -218,6 +226,9 @@ ENTRY_CASES = {  # name: (key start, value, the problem check reports)
     "link made an image": ("# Demo", GOOD["# Demo"].replace("[論文]", "![論文]"),
         "'![' makes a link an image (its text would be lost): write '[' as "
         "the English does"),
+    "list markers nested": ("Scale", GOOD["Scale"] + "\n\n" + "- " * 9 + "x",
+        f"9 list or quote markers at the start of a line: at most {MAX_NESTING} "
+        "are allowed"),
     "nesting": ("Scale", GOOD["Scale"] + "（" + "(" * 9 + "x" + ")" * 9 + "）",
         f"() nested 9 deep: at most {MAX_NESTING} levels of brackets or "
         "parentheses are allowed"),
@@ -279,6 +290,20 @@ def test_check_refuses_a_value_far_longer_than_its_english(repo, capsys):
         f"{TABLE}:{line}: key {short(table_key)}: the translation is {limit + 1} "
         f"characters long, more than {LENGTH_RATIO} × the English "
         f"({len(table_key)}) + {LENGTH_MARGIN} = {limit}\n"
+    ) in capsys.readouterr().out
+
+
+def test_check_refuses_a_value_with_far_more_lines_than_its_english(repo, capsys):
+    def many_lines(english: str) -> str:
+        return GOOD["Scale"] + "\n行" * (LINES_RATIO * english.count("\n") + 12)
+
+    line, table_key = translated(repo, "Scale", many_lines)
+    assert translations(["--root", str(repo), "check", "ja"]) == 1
+    lines, english = many_lines(table_key).count("\n") + 1, table_key.count("\n") + 1
+    assert (
+        f"{TABLE}:{line}: key {short(table_key)}: the translation has {lines} lines, "
+        f"more than {LINES_RATIO} × the English ({english}) + {LINES_MARGIN} = "
+        f"{LINES_RATIO * english + LINES_MARGIN}\n"
     ) in capsys.readouterr().out
 
 

@@ -123,7 +123,9 @@ _SPAN_NAMES = {
 # the value, so that a hostile one is refused in time linear in its length.
 LENGTH_RATIO = 4  # a value may be 4 times as long as its English ...
 LENGTH_MARGIN = 200  # ... plus 200 characters (a short key, a long gloss)
-MAX_NESTING = 8  # brackets or parentheses inside one another
+MAX_NESTING = 8  # brackets, parentheses or list/quote markers inside one another
+LINES_RATIO = 2  # a value may have twice as many lines as its English ...
+LINES_MARGIN = 8  # ... plus 8
 # C0 controls but tab and newline, DEL, C1 controls; bidirectional embeddings,
 # overrides and isolates, which can make text read other than it is.
 _FORBIDDEN_CHAR = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
@@ -155,6 +157,13 @@ def _size_problems(key: str, value: str) -> list[str]:
             f"the translation is {len(value)} characters long, more than "
             f"{LENGTH_RATIO} × the English ({len(key)}) + {LENGTH_MARGIN} = {limit}"
         ]
+    lines, english_lines = value.count("\n") + 1, key.count("\n") + 1
+    most = LINES_RATIO * english_lines + LINES_MARGIN
+    if lines > most:
+        return [
+            f"the translation has {lines} lines, more than {LINES_RATIO} × the "
+            f"English ({english_lines}) + {LINES_MARGIN} = {most}"
+        ]
     problems = []
     for opener, closer in ("[]", "()"):
         depth = _nesting(value, opener, closer)
@@ -163,7 +172,30 @@ def _size_problems(key: str, value: str) -> list[str]:
                 f"{opener}{closer} nested {depth} deep: at most {MAX_NESTING} "
                 "levels of brackets or parentheses are allowed"
             )
+    depth = _block_nesting(value)
+    if depth > max(MAX_NESTING, _block_nesting(key)):
+        problems.append(
+            f"{depth} list or quote markers at the start of a line: at most "
+            f"{MAX_NESTING} are allowed"
+        )
     return problems
+
+
+# A chain of list-item or quote markers starting a line: `- - 1. > x`.
+_BLOCK_MARKERS = re.compile(
+    r"(?m)^(?:[ \t]*+(?:[-*+]|\d{1,9}[.)])(?:[ \t]++|$)|[ \t]*+>)+"
+)
+
+
+def _block_nesting(text: str) -> int:
+    """The most list or quote markers that open one line (nested blocks)."""
+    return max(
+        (
+            len(re.findall(r"[-*+>]|\d{1,9}[.)]", m.group(0)))
+            for m in _BLOCK_MARKERS.finditer(text)
+        ),
+        default=0,
+    )
 
 
 def _nesting(text: str, opener: str, closer: str) -> int:
