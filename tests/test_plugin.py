@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
+import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+from conftest import ROOT
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
 
@@ -142,3 +146,38 @@ def test_links_between_pages_follow_directory_urls():
         '<a href="../xl/#top">x</a> <a href="..">i</a> '
         '<a href="https://e.org/a.html">e</a> <a href="other.html">o</a>'
     )
+
+
+# --- a real tree: labml's transformers, read in place --------------------------
+
+
+@pytest.mark.slow
+def test_labml_transformers_build_as_a_tree_and_report_their_broken_links(tmp_path):
+    labml_nn = pytest.importorskip("labml_nn")
+    (tmp_path / "labml_nn").symlink_to(Path(labml_nn.__file__).parent)
+    (tmp_path / "node_modules").symlink_to(ROOT / "node_modules")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "mkdocs.yml").write_text(
+        "site_name: t\nuse_directory_urls: false\nplugins:\n  - literate:\n"
+        "      sources: [labml_nn/transformers/**/*.py]\n      base: labml_nn\n"
+        "      run_examples: false\n",
+        encoding="utf-8",
+    )
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+    command = [sys.executable, "-m", "mkdocs", "build", "-d", "out"]
+    done = subprocess.run(
+        command, cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "out" / "transformers"
+    for page in ("index.html", "mha.html", "xl/index.html", "xl/relative_mha.html"):
+        assert "lit-page" in (out / page).read_text(encoding="utf-8"), page
+    # labml's relative_mha.py links `mha.html` from xl/, where there is none.
+    broken = re.findall(r"WARNING +- +(\S+:\d+): link to '([^']*)'", done.stderr)
+    assert ("labml_nn/transformers/xl/relative_mha.py:48", "mha.html") in broken
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert 'href="xl/index.html"' in index  # a link that resolves is kept
+    strict = subprocess.run(
+        [*command, "--strict"], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert strict.returncode != 0
