@@ -467,7 +467,8 @@ def _section_html(page, section, docs, code) -> str:
         # Its headings are plain bold text: the page's outline is the
         # translation's alone.
         original = _HEADING_TAG_RE.sub(_heading_as_text, docs["original"])
-        parts.append(f'<div class="lit-original" lang="en">{original}</div>')
+        block = _block_id(original, anchor, "original")
+        parts.append(f'<div class="lit-original"{block} lang="en">{original}</div>')
     parts.append("</div>")
     parts.append(_code_html(page, section, code))
     parts.append("</section>")
@@ -493,7 +494,7 @@ class _Headings:
     def __init__(self, page: Page):
         self.taken = {s.anchor for s in page.sections}
         self.taken |= {f"L{line.number}" for s in page.sections for line in s.code}
-        self.taken |= {f"{s.anchor}-prose" for s in page.sections}
+        self.taken |= {f"{s.anchor}-{r}" for s in page.sections for r in _ROLES}
         self.taken |= {
             f"{s.anchor}-output-{n}"
             for s in page.sections
@@ -617,10 +618,13 @@ def _code_html(page, section, code) -> str:
     return '<div class="lit-code">' + "\n".join(parts) + "</div>"
 
 
-def _block_id(body: str, anchor: str) -> str:
+_ROLES = ("prose", "original")
+
+
+def _block_id(body: str, anchor: str, role: str = "prose") -> str:
     """An id for a block that holds a code block, so that the theme, which
     names each code block after its nearest id, names no two alike."""
-    return f' id="{_attr(anchor)}-prose"' if "<pre" in body else ""
+    return f' id="{_attr(anchor)}-{role}"' if "<pre" in body else ""
 
 
 def _output_html(page: Page, output: Output, name: str) -> str:

@@ -51,6 +51,8 @@ WIDE = {"width": 1600, "height": 1000}
 NARROW = {"width": 400, "height": 800}
 
 LANGS = {"en": "", "ja": "ja/", "zh": "zh/"}  # language -> folder in the site
+# The `lang` attribute of each language's pages: one that picks the glyphs.
+HTML_LANG = {"en": "en", "ja": "ja", "zh": "zh-Hans"}
 SOURCES = {"mha.html": "mha.py", "train.html": "train.py"}
 PAGES = (
     "index.html",
@@ -77,11 +79,17 @@ PAGE_FACTS = """() => {
     return {left: r.left, right: r.right, top: r.top + scrollY,
             bottom: r.bottom + scrollY};
   };
-  const text = el => el ? el.textContent : '';
+  const text = el => {  // the prose, without the list of sections
+    if (!el) return '';
+    const copy = el.cloneNode(true);
+    copy.querySelectorAll('.lit-contents').forEach(e => e.remove());
+    return copy.textContent;
+  };
   const bare = el => {  // prose without typeset math or code
     if (!el) return '';
     const copy = el.cloneNode(true);
-    copy.querySelectorAll('.katex, code, pre').forEach(e => e.remove());
+    copy.querySelectorAll('.katex, code, pre, .lit-contents').forEach(
+      e => e.remove());
     return copy.textContent;
   };
   const links = sel => [...document.querySelectorAll(sel)].map(l => l.href);
@@ -161,9 +169,9 @@ def browser():
 class Tab:
     """A browser tab that records errors and requests leaving the server."""
 
-    def __init__(self, browser, base: str, viewport: dict):
+    def __init__(self, browser, base: str, viewport: dict, color_scheme="light"):
         self.base = base
-        self.context = browser.new_context(viewport=viewport)
+        self.context = browser.new_context(viewport=viewport, color_scheme=color_scheme)
         self.context.set_default_timeout(10_000)
         self.errors: list[str] = []
         self.foreign: list[str] = []
@@ -263,7 +271,7 @@ def test_page_loads_without_errors_or_outside_requests(visit, lang, name, size):
     page = visit(lang, name, size)
     assert page["errors"] == []
     assert page["foreign"] == []
-    assert page["lang"] == lang
+    assert page["lang"] == HTML_LANG[lang]
 
 
 @in_browser
@@ -407,20 +415,161 @@ def test_english_original_reveals_and_selector_switches_language(
     english = {s["id"]: s["prose"] for s in visit("en", name, "wide")["sections"]}
     tab = tabs["wide"]
     page = tab.open(LANGS[lang] + name)
-    section = page.locator(".lit-section[data-state=translated]").first
+    sections = page.locator(".lit-section[data-state=translated]")
+    section = sections.first
     anchor = section.get_attribute("id")
-    original = section.locator("details.lit-original")
-    body = original.locator(":scope > :not(summary)").first
-    assert not body.is_visible()
-    original.locator("summary").click()
-    assert body.is_visible()
+    original = section.locator(".lit-original")
+    assert not original.is_visible()
+    # The control sits beside the permalink, at the top of the section.
+    control = section.locator(".lit-original-control")
+    box, top = control.bounding_box(), section.bounding_box()
+    assert box["y"] - top["y"] < 40 and box["height"] < 40
+    control.click()
+    assert original.is_visible() and original.get_attribute("lang") == "en"
     shown = " ".join(original.evaluate("d => d.textContent").split())
     assert " ".join(english[anchor].split()) in shown
+    assert original.locator("h1, h2, h3, h4, h5, h6").count() == 0  # no outline
+    # By keyboard: the section's control is reached with Tab, Space toggles.
+    toggle = section.locator("input.lit-original-toggle")
+    toggle.focus()
+    page.keyboard.press("Space")
+    assert not original.is_visible()
+    # The page's switch shows every original at once, and hides them again.
+    switch = page.locator("#lit-originals")
+    switch.check()
+    assert sections.count() > 5
+    hidden = page.eval_on_selector_all(
+        ".lit-section[data-state=translated] .lit-original",
+        "els => els.filter(e => e.getBoundingClientRect().height === 0).length",
+    )
+    assert hidden == 0
+    switch.uncheck()
+    assert not sections.nth(sections.count() - 1).locator(".lit-original").is_visible()
     # The selector, opened by hovering, leads to the English of this page.
     page.hover(".md-header__option .md-select")
     page.click(".md-select__link[hreflang=en]")
     page.wait_for_url(tab.base + name)
     assert tab.errors == []
+
+
+def slug(text: str) -> str:
+    """A heading's expected id: its words, lower case, joined by `-`."""
+    return "-".join(re.sub(r"[^\w]+", " ", text.lower()).split())
+
+
+# The page's headings and ids, and the list under its title.
+HEADING_FACTS = """() => {
+  const words = el => {  // a formula counts by its TeX
+    const copy = el.cloneNode(true);
+    copy.querySelectorAll('.katex').forEach(k => k.replaceWith(
+      ' ' + k.querySelector('annotation').textContent.replace(/\\\\/g, ' ') + ' '));
+    return copy.textContent.split(/\\s+/).join(' ').trim();
+  };
+  const title = document.querySelector('.lit-prose h1').getBoundingClientRect();
+  return {
+    ids: [...document.querySelectorAll('[id]')].map(e => e.id),
+    headings: [...document.querySelectorAll('.lit-prose h2')].map(
+      h => ({id: h.id, text: words(h)})),
+    contents: [...document.querySelectorAll('.lit-contents a')].map(a => ({
+      href: a.getAttribute('href'),
+      text: words(a),
+      target: (document.getElementById(a.getAttribute('href').slice(1)) || {}).id,
+      below: a.getBoundingClientRect().top > title.bottom,
+    })),
+  };
+}"""
+
+
+@in_browser
+@pytest.mark.parametrize(("lang", "name"), GENERATED)
+def test_a_list_of_sections_under_the_title_and_anchors_by_heading(tabs, lang, name):
+    page = tabs["wide"].open(LANGS[lang] + name)
+    facts = page.evaluate(HEADING_FACTS)
+    ids = facts["ids"]
+    assert len(ids) == len(set(ids)), "an id is used twice on the page"
+    headings, contents = facts["headings"], facts["contents"]
+    assert len(contents) == len(headings) >= 5
+    for heading, item in zip(headings, contents, strict=True):
+        assert item["below"], f"{item['href']} is not under the title"
+        assert item["target"], f"{item['href']} leads nowhere"
+        assert item["text"] == heading["text"]
+    english = tabs["wide"].open(name).evaluate(HEADING_FACTS)["headings"]
+    for heading, source in zip(headings, english, strict=True):
+        # The slug of the English heading, in every language; `-2` when
+        # another id on the page (a section's anchor) has it already.
+        assert heading["id"] == source["id"]
+        assert re.sub(r"-\d+$", "", heading["id"]) == slug(source["text"])
+
+
+# Each element of the prose column that could stick out of it or scroll
+# sideways: display math, code blocks, tables and figures.
+CLIPPED = """() => {
+  const found = [];
+  const wide = 'pre, pre > code, table, img, figure, .katex-display, '
+             + '.md-typeset__scrollwrap, .lit-contents';
+  for (const column of document.querySelectorAll('.lit-docs')) {
+    const edge = column.getBoundingClientRect().right;
+    for (const el of column.querySelectorAll(wide)) {
+      const box = el.getBoundingClientRect();
+      if (box.width === 0) continue;  // not shown (an English original)
+      const hidden = el.scrollWidth - el.clientWidth;
+      const out = box.right - edge;
+      if (hidden > 1 || out > 1) {
+        found.push(`${el.tagName.toLowerCase()}.${el.classList[0] || ''}`
+          + ` (${hidden > 1 ? hidden + ' px hidden' : out + ' px out'}):`
+          + ` ${el.textContent.trim().replace(/\\s+/g, ' ').slice(0, 60)}`);
+      }
+    }
+  }
+  return found;
+}"""
+
+
+@pytest.fixture(scope="session", params=[1400, 1000, 400])
+def window(request, browser, server):
+    """A tab of one window width (pixels)."""
+    tab = Tab(browser, server, {"width": request.param, "height": 900})
+    yield request.param, tab
+    tab.close()
+
+
+@in_browser
+@pytest.mark.parametrize(("lang", "name"), GENERATED)
+def test_nothing_in_the_prose_column_is_clipped_or_scrolls_sideways(window, lang, name):
+    width, tab = window
+    page = tab.open(LANGS[lang] + name)
+    if lang != "en":
+        page.check("#lit-originals")  # the English originals shown too
+    clipped = page.evaluate(CLIPPED)
+    assert clipped == [], f"{LANGS[lang]}{name} at {width} px:\n" + "\n".join(clipped)
+
+
+@pytest.fixture(scope="session", params=["light", "dark"])
+def scheme(request, browser, server):
+    """A wide tab whose reader prefers the light or the dark scheme."""
+    tab = Tab(browser, server, WIDE, color_scheme=request.param)
+    yield request.param, tab
+    tab.close()
+
+
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+AXE_RUN = """() => axe.run(document, {
+  runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa']},
+}).then(result => result.violations.map(v =>
+  `${v.id}: ${v.nodes.length} (${v.nodes[0].target.join(' ')}) ${v.help}`))"""
+
+
+@in_browser
+@pytest.mark.parametrize(("lang", "name"), ALL_PAGES)
+def test_page_passes_axe_wcag2_a_and_aa(scheme, lang, name):
+    assert AXE.exists(), "axe-core is missing: npm ci"
+    colours, tab = scheme
+    page = tab.open(LANGS[lang] + name)
+    page.add_script_tag(path=str(AXE))
+    violations = page.evaluate(AXE_RUN)
+    assert violations == [], f"{LANGS[lang]}{name}, {colours}:\n" + "\n".join(
+        violations
+    )
 
 
 # --- outputs of the `#|` examples, and the notebooks --------------------------
@@ -431,11 +580,13 @@ OUTPUT_FACTS = """() => [...document.querySelectorAll('.lit-output')].map(o => {
   const section = o.closest('.lit-section');
   const code = section.querySelector('.lit-code .highlight');
   const img = o.querySelector('img');
+  const table = o.querySelector('table');
   const bottom = el => el.getBoundingClientRect().bottom + scrollY;
+  const rows = () => [...table.rows].map(r => [...r.cells].map(c => c.textContent));
   return {
     section: section.id,
-    kind: img ? 'image' : 'text',
-    shown: img ? img.alt : o.textContent.trim(),
+    kind: img ? 'image' : table ? 'table' : 'text',
+    shown: img ? img.alt : table ? rows() : o.textContent.trim(),
     loaded: img ? img.complete && img.naturalWidth > 0 : true,
     top: o.getBoundingClientRect().top + scrollY,
     codeBottom: code ? bottom(code) : null,
@@ -457,7 +608,7 @@ def reference_page(source: str, lang: str):
 def test_outputs_appear_under_the_code_that_made_them(site, tabs, lang, name):
     """What each example showed, in order, below its section's code."""
     expected = [
-        (s.anchor, o.kind, o.text.strip() if o.kind == "text" else o.alt)
+        (s.anchor, *shown(o))
         for s in reference_page(SOURCES[name], lang).sections
         for o in s.outputs
     ]
@@ -470,9 +621,23 @@ def test_outputs_appear_under_the_code_that_made_them(site, tabs, lang, name):
             assert output["top"] >= output["codeBottom"] - 1, "output above code"
         shot = SHOTS / f"{lang}-{Path(name).stem}-output-{n}.png"
         page.locator(".lit-output").nth(n).screenshot(path=shot)
-    if name == "mha.html":  # the issue asks for a table and two figures there
-        assert {f["kind"] for f in found} == {"text", "image"}
+    if name == "mha.html":  # the issue asks for tables and figures there
+        assert {f["kind"] for f in found} >= {"table", "image"}
         assert len(found) >= 3
+
+
+def shown(output) -> tuple[str, object]:
+    """What an output should show: its image's alt text; a Markdown table's
+    cells, row by row (its rule line left out); or its text."""
+    if output.kind == "image":
+        return "image", output.alt
+    lines = output.text.strip().split("\n")
+    if len(lines) > 1 and set(lines[1]) <= set("|:- ") and "|" in lines[1]:
+        return "table", [
+            [cell.strip() for cell in line.strip().strip("|").split("|")]
+            for line in lines[:1] + lines[2:]
+        ]
+    return "text", output.text.strip()
 
 
 # The colour behind an element: that of its first ancestor that has one.
