@@ -467,6 +467,7 @@ BUILD_CASES = {
 }
 
 
+@pytest.mark.slow  # a site build each
 @pytest.mark.parametrize("damage", BUILD_CASES.values(), ids=BUILD_CASES.keys())
 def test_the_strict_build_fails_with_one_line_naming_file_and_line(repo, damage):
     name, message = damage(repo)
