@@ -91,17 +91,20 @@ TOY_VALUES = torch.tensor([[1.0, 0, 0], [0, 1.0, 0], [0, 0, 1.0], [1.0, 0, 0]])
 
 #| print(report.matrix_table(TOY_QUERIES @ TOY_KEYS.T, WORDS, WORDS, digits=0))
 
-# `attention()`, written out in the next section, divides the scores by
-# $\sqrt{d_k} = \sqrt{2}$ and takes the softmax of each row: the weights
-# $A$. Every row sums to one (the last column).
+# Attention divides the scores by $\sqrt{d_k}$, the square root of the
+# number of features ($d_k = 2$ here; a later section says why), and takes
+# the softmax of each row, $\mathrm{softmax}(s)_j = e^{s_j} / \sum_k e^{s_k}$:
+# the weights $A$. Every row sums to one (the last column).
 
 
-def toy_attention() -> tuple[torch.Tensor, torch.Tensor]:
-    return attention(TOY_QUERIES, TOY_KEYS, TOY_VALUES)
+def toy_weights() -> torch.Tensor:
+    d_k = TOY_KEYS.shape[-1]
+    scores = TOY_QUERIES @ TOY_KEYS.T / math.sqrt(d_k)  # [S, S]
+    return scores.softmax(dim=-1)  # [S, S], each row sums to 1
 
 
 def print_toy_weights() -> None:
-    _, weights = toy_attention()
+    weights = toy_weights()
     with_sums = torch.cat([weights, weights.sum(-1, keepdim=True)], dim=-1)
     print(report.matrix_table(with_sums, WORDS, WORDS + ["row sum"]))
 
@@ -119,7 +122,7 @@ def print_toy_weights() -> None:
 
 
 def draw_toy_weights() -> None:
-    report.draw_heatmaps({"A": toy_attention()[1]}, WORDS, WORDS, numbers=True)
+    report.draw_heatmaps({"A": toy_weights()}, WORDS, WORDS, numbers=True)
 
 
 #| draw_toy_weights()  | alt: cats and mice look at chase; chase and small at the nouns
@@ -129,7 +132,7 @@ def draw_toy_weights() -> None:
 # has read mostly an action, the row of `chase` mostly nouns. The module
 # below does the same with learned queries, keys and values of many features.
 
-#| print(report.matrix_table(toy_attention()[0], WORDS, CLASSES))
+#| print(report.matrix_table(toy_weights() @ TOY_VALUES, WORDS, CLASSES))
 
 # ## Scaled dot-product attention
 #
@@ -180,6 +183,22 @@ def attention(
     # The output is the weighted average of the values, $A V$:
     # `[B, H, Sq, Sk] @ [B, H, Sk, Dk] -> [B, H, Sq, Dk]`.
     return weights @ value, weights
+
+
+# On the four tokens (no batch or heads: the products work on the last two
+# dimensions), `attention()` gives the weights and the output computed step
+# by step above.
+
+
+def check_toy_attention() -> None:
+    output, weights = attention(TOY_QUERIES, TOY_KEYS, TOY_VALUES)
+    by_hand = toy_weights()  # [S, S]
+    print(f"weights: largest difference {(weights - by_hand).abs().max():.1e}")
+    output_difference = (output - by_hand @ TOY_VALUES).abs().max()
+    print(f"output: largest difference {output_difference:.1e}")
+
+
+#| check_toy_attention()
 
 
 # ## Masks

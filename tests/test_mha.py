@@ -27,7 +27,7 @@ from mha import (
     scaling_experiment,
     softmax_jacobian_norm,
     to_torch_mha,
-    toy_attention,
+    toy_weights,
     train_reverser,
 )
 
@@ -418,9 +418,10 @@ def test_running_mha_py_prints_the_demonstration():
 def test_worked_example_is_the_softmax_of_the_scaled_product():
     # By hand: scores Q K^T / sqrt(2), a softmax per row, then A V.
     expected = torch.softmax(TOY_QUERIES @ TOY_KEYS.T / 2**0.5, dim=-1)
-    output, weights = toy_attention()
+    output, weights = attention(TOY_QUERIES, TOY_KEYS, TOY_VALUES)
     torch.testing.assert_close(weights, expected)
     torch.testing.assert_close(output, expected @ TOY_VALUES)
+    torch.testing.assert_close(toy_weights(), expected)
     torch.testing.assert_close(weights.sum(-1), torch.ones(4))
     # What the prose reads from the table: cats and mice look at chase most;
     # small splits its weight equally between the two nouns.
