@@ -136,7 +136,8 @@ def draw_toy_weights() -> None:
 
 # ## Scaled dot-product attention
 #
-# This is the formula, written out so that each step can be read. It is the
+# The same steps as a function, for a batch of heads `[B, H, S, Dk]`, with a
+# mask and dropout, each step written out so that it can be read. It is the
 # *explicit path*: `MultiHeadAttention` uses it whenever the caller asks for
 # the attention weights. Otherwise it calls PyTorch's fused
 # `scaled_dot_product_attention`, which computes the same numbers; its flash
