@@ -74,14 +74,26 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def render_command(root: Path, args: argparse.Namespace) -> int:
-    from literate.pipeline import ERRORS, Pipeline
+    from literate.pipeline import ERRORS, KATEX, Pipeline
+    from literate.translations.layout import site_options
 
     file = args.file.resolve()
     try:
         source = file.relative_to(root.resolve()).as_posix()
     except ValueError:  # a file outside the project: its folder is the root
         root, source = file.parent, file.name
-    pipeline = Pipeline(root, run_examples=not args.no_examples)
+    # The site's own plugin options, so the page is the one the site shows.
+    options = site_options(root)
+    katex = str(options.get("katex", KATEX))
+    settings = {"katex": katex, "run_examples": not args.no_examples}
+    settings["run_examples"] &= bool(options.get("run_examples", True))
+    if "packages" in options:
+        settings["packages"] = tuple(options["packages"])
+    if "timeout" in options:
+        settings["timeout"] = float(options["timeout"])
+    if "markdown_extensions" in options:
+        settings["extensions"] = tuple(options["markdown_extensions"])
+    pipeline = Pipeline(root, **settings)
     try:
         page = pipeline.page(source, args.lang)
         body = pipeline.html(page, source_url=_relative(file, args.output))
@@ -93,8 +105,8 @@ def render_command(root: Path, args: argparse.Namespace) -> int:
         return 1
     finally:
         pipeline.close()
-    katex = pipeline.root / "node_modules" / "katex" / "dist" / "katex.min.css"
-    text = body if args.fragment else _standalone(page, body, katex, args.output)
+    katex_css = pipeline.root / katex / "katex.min.css"
+    text = body if args.fragment else _standalone(page, body, katex_css, args.output)
     if args.output:
         args.output.parent.mkdir(parents=True, exist_ok=True)
         args.output.write_text(text, encoding="utf-8")

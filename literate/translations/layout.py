@@ -40,19 +40,25 @@ def site_sources(root: Path, config: str = "mkdocs.yml") -> tuple[str, ...]:
     """
     from literate.pipeline import find_sources
 
-    path = root / config
-    patterns = None
-    if path.is_file():
-        settings = yaml.load(path.read_text(encoding="utf-8"), _IgnoreTagsLoader)
-        for plugin in (settings or {}).get("plugins") or []:
-            if isinstance(plugin, dict) and isinstance(plugin.get("literate"), dict):
-                patterns = plugin["literate"].get("sources")
+    patterns = site_options(root, config).get("sources")
     if not (isinstance(patterns, list) and all(isinstance(s, str) for s in patterns)):
         raise FileNotFoundError(
             f"{config}: no `plugins: - literate: sources:` list under {root}; "
             "name the sources with --source"
         )
     return tuple(find_sources(root, patterns))
+
+
+def site_options(root: Path, config: str = "mkdocs.yml") -> dict:
+    """The `literate` plugin's options in the site config ({} if none)."""
+    path = root / config
+    if not path.is_file():
+        return {}
+    settings = yaml.load(path.read_text(encoding="utf-8"), _IgnoreTagsLoader)
+    for plugin in (settings or {}).get("plugins") or []:
+        if isinstance(plugin, dict) and isinstance(plugin.get("literate"), dict):
+            return plugin["literate"]
+    return {}
 
 
 class _IgnoreTagsLoader(yaml.SafeLoader):
