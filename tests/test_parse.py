@@ -9,31 +9,21 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import re
 from pathlib import Path
 
 import pytest
+from conftest import GOLDEN, compare_golden
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from literate.parse import ParseError, parse
-
-GOLDEN = Path(__file__).parent / "golden"
-UPDATE = os.environ.get("LITERATE_UPDATE_GOLDEN") == "1"
 
 
 def sections_json(source: Path) -> str:
     page = parse(source.read_text(encoding="utf-8"), source.name)
     data = dataclasses.asdict(page)
     return json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
-
-
-def compare_golden(expected: Path, actual: str) -> None:
-    if UPDATE:
-        expected.write_text(actual, encoding="utf-8")
-    assert expected.exists(), f"{expected}: missing; LITERATE_UPDATE_GOLDEN=1 makes it"
-    assert actual == expected.read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("name", sorted(p.stem for p in GOLDEN.glob("*.py")))

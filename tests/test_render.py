@@ -10,42 +10,16 @@ from __future__ import annotations
 import base64
 import dataclasses
 import re
-from html.parser import HTMLParser
 
 import pytest
-from conftest import KATEX_DIST
+from conftest import GOLDEN, KATEX_DIST, Tree, compare_golden
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_parse import GOLDEN, compare_golden
 
 from literate import highlight, katex
 from literate.model import Output
 from literate.parse import parse
 from literate.render import RenderError, render_page, render_page_tolerant
-
-
-class Tree(HTMLParser):
-    """Every start tag of a document as (tag, attributes), and its text."""
-
-    def __init__(self, text: str):
-        super().__init__(convert_charrefs=True)
-        self.tags: list[tuple[str, dict[str, str | None]]] = []
-        self.text: list[str] = []
-        self.feed(text)
-        self.close()
-
-    def handle_starttag(self, tag, attrs):
-        self.tags.append((tag, dict(attrs)))
-
-    def handle_data(self, data):
-        self.text.append(data)
-
-    def find(self, tag, **attrs):
-        return [
-            a
-            for t, a in self.tags
-            if t == tag and all(a.get(k.rstrip("_")) == v for k, v in attrs.items())
-        ]
 
 
 def render_source(source: str, path: str = "m.py", **kwargs) -> str:

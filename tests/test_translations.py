@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from conftest import ROOT, japanese
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,7 +23,6 @@ from literate.translations.layout import glossary_path
 from literate.translations.tables import Entry
 from literate.translations.update import update_table
 
-ROOT = Path(__file__).resolve().parent.parent
 DEMO = Path(__file__).parent / "translation_data" / "demo.py"
 # The tutorial's own sources, as far as they are written yet.
 SOURCES = [DEMO] + [p for p in (ROOT / "mha.py", ROOT / "train.py") if p.exists()]
@@ -30,11 +30,6 @@ SOURCES = [DEMO] + [p for p in (ROOT / "mha.py", ROOT / "train.py") if p.exists(
 
 def parsed(path: Path):
     return parse(path.read_text(encoding="utf-8"), path.name)
-
-
-def japanese(value: str) -> str:
-    """A stand-in translation of a key that keeps every placeholder."""
-    return "【訳】" + value
 
 
 # --- keys -------------------------------------------------------------------

@@ -13,19 +13,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import ROOT, japanese
 
 from literate.parse import parse
 from literate.spans import key
 from literate.translations.cli import main
 from literate.translations.tables import dumps_table, save_table, short
 
-ROOT = Path(__file__).resolve().parent.parent
 DEMO = Path(__file__).parent / "translation_data" / "demo.py"
-
-
-def japanese(value: str) -> str:
-    """A stand-in translation of a key that keeps every placeholder."""
-    return "【訳】" + value
 
 
 # --- tables on disk ---------------------------------------------------------
