@@ -294,11 +294,13 @@ def block_with_weights(block: Block, x: torch.Tensor):
 
 
 # Attention by itself treats its inputs as a set: permute the keys and values
-# together and each output stays the same. The causal mask leaks some order
-# (a position sees how many came before it), but not which character stood
-# where, so the model adds a learned *position embedding* to each
-# character's *token embedding*: each position of the window has its own
-# vector. The output layer turns the final residual stream into one score
+# together and each output stays the same. The causal mask leaks some order,
+# since each position reads a different number of earlier ones (causal
+# language models without position embeddings still learn some positional
+# information, [Haviv et al., 2022](https://arxiv.org/abs/2203.16634)), but
+# giving the order explicitly is simpler: the model adds a learned *position
+# embedding* to each character's *token embedding*, one vector per position
+# of the window. The output layer turns the final residual stream into one score
 # (logit) per character of the vocabulary. It shares its weight matrix with
 # the token embedding (*weight tying*,
 # [Press & Wolf, 2017](https://arxiv.org/abs/1608.05859), as in GPT-2): a
@@ -731,9 +733,11 @@ def loss_in_context(folder: Path = RECORDED) -> None:
 #| loss_in_context()
 
 # The curve: the grey line is the mean loss of each `log_interval` training
-# batches, the dots are the evaluations (on `eval_batches` batches of each
+# batches, the markers are the evaluations (on `eval_batches` batches of each
 # split), and the dashed line is the uniform baseline. The validation loss is
-# the one that counts, on text the model never trained on.
+# the one that counts, on text the model never trained on. (The notebook of
+# this page trains the `tiny` preset instead, in seconds, and samples from
+# it.)
 
 
 def show_loss_curve(folder: Path = RECORDED):
@@ -845,7 +849,7 @@ def print_head_patterns() -> None:
 #| print_head_patterns()
 
 # The head that scores highest on each pattern, drawn larger over the
-# passage's first lines, with its characters (`⏎` is the newline, `·` the
+# passage's first lines, with its characters (`↵` is the newline, `·` the
 # space):
 
 
@@ -857,7 +861,7 @@ def show_chosen_heads(path: Path = RECORDED / "model.pt", n: int = 40):
     model, vocab = load_model(path, torch.device("cpu"))
     text = PASSAGE[:n]
     maps = attention_maps(model, vocab.encode(text))  # [L, H, S, S]
-    labels = [{"\n": "⏎", " ": "·"}.get(c, c) for c in text]
+    labels = [{"\n": "↵", " ": "·"}.get(c, c) for c in text]
     above = torch.ones(n, n, dtype=torch.bool).triu(1)
     chosen = ("previous", "word start", "line start")
     fig, axes = plt.subplots(len(chosen), 1, figsize=(5, 5 * len(chosen)))
@@ -977,12 +981,13 @@ def finish(metrics: Metrics, world: int) -> dict:
 
 # ### The command line
 #
-# `python train.py [--preset NAME] [--FIELD VALUE ...]` trains;
-# `python train.py sample [...]` samples, from the newest checkpoint under
-# `out/` or `--checkpoint`, printing each character as soon as it is drawn,
-# on one thread: decoding one character at a time is a chain of tiny
-# operations. A mistake in what was asked for is reported in one line that
-# names the option, without a traceback, before anything is written.
+# `python train.py` trains, from a `--preset` (the `cpu` one unless told)
+# with any field changed by `--FIELD VALUE`. `python train.py sample`
+# samples, from the newest checkpoint under `out/` or from `--checkpoint`,
+# printing each character as soon as it is drawn, on one thread: decoding
+# one character at a time is a chain of tiny operations. A mistake in what
+# was asked for is reported in one line that names the option, without a
+# traceback, before anything is written.
 
 
 def sample(argv: Sequence[str]) -> None:

@@ -80,16 +80,19 @@ def loss_figure(metrics: Metrics, title: str = "", baseline: float | None = None
         [r["step"] for r in batches],
         [r["loss"] for r in batches],
         color="tab:gray",
-        linewidth=1.2,
+        linewidth=1.5,
+        zorder=3,
         label="training batches (mean of each log_interval)",
     )
-    for key, colour in (("train", "tab:blue"), ("val", "tab:orange")):
+    for key, colour, marker in (("train", "tab:blue", "o"), ("val", "tab:orange", "s")):
         ax.plot(
             [r["step"] for r in evals],
             [r[key] for r in evals],
-            marker="o",
-            markersize=4,
+            marker=marker,
+            markersize=5,
+            linewidth=0.8,
             color=colour,
+            zorder=4,
             label=f"{key} (evaluation)",
         )
     if baseline is not None:
@@ -97,10 +100,10 @@ def loss_figure(metrics: Metrics, title: str = "", baseline: float | None = None
         ax.annotate(
             f"uniform: ln N = {baseline:.2f}",
             (ax.get_xlim()[1], baseline),
-            xytext=(-4, 4),
+            xytext=(-4, -4),
             textcoords="offset points",
             ha="right",
-            va="bottom",
+            va="top",
             color="tab:red",
         )
     ax.set_xlabel("step")
