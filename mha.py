@@ -823,9 +823,11 @@ class DecoderLayer(nn.Module):
 # sequence of six digits: the source `3 1 4 1 5 9` must come out as
 # `9 5 1 4 1 3`. To write output position $i$, the decoder must read source
 # position $(5 - i)$, so if cross-attention learns the task, its weights form
-# an anti-diagonal. Token and position embeddings go in; one encoder layer,
-# one decoder layer and a linear head to the `N` tokens (ten digits and a
-# start token) come out.
+# an anti-diagonal. Token and position embeddings go in (learned positions,
+# as in `train.py`; the paper adds fixed sine and cosine waves instead, and
+# reports that learned ones did about as well); one encoder layer, one
+# decoder layer and a linear head to the `N` tokens (ten digits and a start
+# token) come out.
 
 
 START = 10  # the start token's id, after the digits 0 to 9
