@@ -166,7 +166,8 @@ def _defs(tree: ast.Module) -> list[_Def]:
     found: list[_Def] = []
 
     def visit(node: ast.AST, prefix: str) -> None:
-        for child in ast.iter_child_nodes(node):
+        # Definitions are statements: only statement lists can hold one.
+        for child in _statements(node):
             if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 name = f"{prefix}{child.name}"
                 start = min([child.lineno] + [d.lineno for d in child.decorator_list])
@@ -177,6 +178,19 @@ def _defs(tree: ast.Module) -> list[_Def]:
                 visit(child, prefix)
 
     visit(tree, "")
+    return found
+
+
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _statements(node: ast.AST) -> list[ast.AST]:
+    """The statements (and `except`/`case` clauses) directly inside `node`."""
+    found = []
+    for name in _BLOCKS:
+        block = getattr(node, name, None)
+        if isinstance(block, list):
+            found += block
     return found
 
 
