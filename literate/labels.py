@@ -15,6 +15,8 @@ LABELS: dict[str, dict[str, str]] = {
         "colon": ": ",
         "contents": "Sections",
         "originals": "Show every English original",
+        "status_headings": "language | page | translated | stale | failing checks",
+        "percent": " %",
     },
     "ja": {
         "source": "ソースファイル",
@@ -28,6 +30,8 @@ LABELS: dict[str, dict[str, str]] = {
         "colon": "：",
         "contents": "この章の節",
         "originals": "英語の原文をすべて表示",
+        "status_headings": "言語 | ページ | 翻訳済み | 古い翻訳 | チェック不合格",
+        "percent": "%",
     },
     "zh": {
         "source": "源文件",
@@ -41,6 +45,8 @@ LABELS: dict[str, dict[str, str]] = {
         "colon": "：",
         "contents": "本章各节",
         "originals": "显示全部英文原文",
+        "status_headings": "语言 | 页面 | 已翻译 | 过期译文 | 未通过检查",
+        "percent": "%",
     },
 }
 

@@ -31,7 +31,7 @@ from literate.textfile import read_utf8
 from literate.translate import translate_page
 from literate.translations.check import Term, load_glossary
 from literate.translations.layout import glossary_path, table_path
-from literate.translations.status import status_markdown
+from literate.translations.status import status_in, status_markdown
 from literate.translations.tables import load_table
 
 SOURCE_LANGUAGE = "en"  # the language the comments of the sources are in
@@ -156,6 +156,11 @@ class Pipeline:
 def status_page(root: Path, sources: list[str]) -> str:
     """The translation status tables as markdown (the site's status page)."""
     return status_markdown(root, tuple(sources))
+
+
+def status_page_in(status: str, lang: str) -> str:
+    """The status page's markdown with its words in `lang`."""
+    return status_in(status, lang)
 
 
 def find_sources(root: Path, patterns: list[str]) -> list[str]:

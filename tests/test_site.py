@@ -23,6 +23,7 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import sync_playwright
 
+from literate.labels import label
 from literate.parse import parse
 from literate.pipeline import Pipeline
 from literate.spans import extract
@@ -570,6 +571,33 @@ def test_page_passes_axe_wcag2_a_and_aa(scheme, lang, name):
     assert violations == [], f"{LANGS[lang]}{name}, {colours}:\n" + "\n".join(
         violations
     )
+
+
+# The words the site writes around the prose, and the headings' anchors.
+UI_WORDS = """() => ({
+  permalinks: [...document.querySelectorAll('.headerlink')].map(a => a.title),
+  headings: [...document.querySelectorAll('.md-content th')].map(
+    th => th.textContent.trim()),
+  source: (document.querySelector('.lit-source a') || {}).textContent || '',
+  anchors: [...document.querySelectorAll(
+    '.md-content :is(h1, h2, h3, h4)[id]')].map(h => h.id),
+  text: document.querySelector('.md-content').innerText,
+})"""
+
+
+@in_browser
+@pytest.mark.parametrize(("lang", "name"), ALL_PAGES)
+def test_interface_words_are_in_the_pages_language(tabs, lang, name):
+    facts = tabs["wide"].open(LANGS[lang] + name).evaluate(UI_WORDS)
+    assert set(facts["permalinks"]) <= {label(lang, "permalink")}
+    # Anchors are words (`#翻訳の仕組み`), never toc's `#_1` for CJK headings.
+    assert not [a for a in facts["anchors"] if re.fullmatch(r"_\d*", a)]
+    if name in SOURCES:  # `源文件：mha.py`, with the language's own colon
+        assert facts["source"].startswith(label(lang, "source") + label(lang, "colon"))
+    if name == "translation-status.html":
+        assert facts["headings"] == label(lang, "status_headings").split(" | ")
+        if lang != "en":
+            assert " %" not in facts["text"] and "%" in facts["text"]
 
 
 # --- outputs of the `#|` examples, and the notebooks --------------------------

@@ -150,7 +150,9 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
             if not target.source:
                 if not self.status:
                     self.status = self.module.status_page(self.root, self.sources)
-                file.content_string = self.status
+                file.content_string = self.module.status_page_in(
+                    self.status, self.lang.code
+                )
                 continue
             file.content_string = ""  # the body comes from on_page_content
             with site.reported(target, self.module.ERRORS):
@@ -196,7 +198,8 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
     def on_page_content(
         self, html: str, *, page: Page, config: MkDocsConfig, files: Files
     ) -> str:
-        return self.bodies.pop(page.file.src_uri, html)
+        body = self.bodies.pop(page.file.src_uri, None)
+        return site.permalink_titles(html, self.lang.code) if body is None else body
 
     @event_priority(10)
     def _hand_search_its_view(self, context: dict, *, page: Page, **kwargs) -> dict:

@@ -19,6 +19,7 @@ import posixpath
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass
+from html import escape
 from pathlib import Path
 
 from mkdocs.config.defaults import MkDocsConfig
@@ -26,6 +27,7 @@ from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
 from mkdocs.utils import get_relative_url
 
+from literate.labels import label
 from literate.pipeline import page_path
 
 log = logging.getLogger("mkdocs.plugins.literate")
@@ -227,3 +229,10 @@ def resolve_links(
         return f"{match.group(1)}{link}{rest}{match.group(3)}"
 
     return _HREF.sub(fix, body)
+
+
+def permalink_titles(html: str, lang: str) -> str:
+    """A hand-written page's heading permalinks, titled in the page's language
+    (Python-Markdown's toc writes "Permanent link" for every language)."""
+    title = escape(label(lang, "permalink"), quote=True)
+    return html.replace('title="Permanent link"', f'title="{title}"')

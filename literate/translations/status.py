@@ -8,9 +8,11 @@ failing     translations the check rejects (never shown on a page)
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from literate.labels import label
 from literate.translations.check import check_entry, load_glossary
 from literate.translations.layout import (
     current_keys,
@@ -84,3 +86,12 @@ def status_markdown(root: Path, sources: tuple[str, ...] | None = None) -> str:
             f"({share:.0f} %) | {row.stale} | {row.failing} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def status_in(markdown: str, lang: str) -> str:
+    """The status table of `status_markdown` with its headings and percentages
+    written as `lang` writes them (`100%`, not `100 %`, in Japanese)."""
+    header, *rows = markdown.split("\n")
+    percent = label(lang, "percent")
+    rows = [re.sub(r"\((\d+) %\)", rf"(\1{percent})", row) for row in rows]
+    return "\n".join([f"| {label(lang, 'status_headings')} |", *rows])
