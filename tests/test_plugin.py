@@ -19,7 +19,7 @@ from conftest import ROOT
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
 
-from literate.mkdocs import i18n_search, plugin, site
+from literate.mkdocs import i18n_search, reload, site
 from literate.parse import parse
 from literate.pipeline import page_path
 
@@ -81,14 +81,14 @@ def test_a_translated_page_searches_from_its_language_folder():
 
 
 def test_a_fresh_pipeline_runs_the_edited_code():
-    plugin.load_pipeline(fresh=False)
+    reload.load_pipeline(fresh=False)
     # The re-import replaces modules that other tests' imports still hold
     # (an exception class imported before would no longer match): put the
     # originals back afterwards.
     saved = {n: m for n, m in sys.modules.items() if n.startswith("literate.")}
     try:
         before = sys.modules["literate.parse"]
-        module = plugin.load_pipeline(fresh=True)
+        module = reload.load_pipeline(fresh=True)
         after = sys.modules["literate.parse"]
         assert after is not before
         assert module.parse is after.parse
@@ -181,3 +181,12 @@ def test_labml_transformers_build_as_a_tree_and_report_their_broken_links(tmp_pa
         [*command, "--strict"], cwd=tmp_path, env=env, capture_output=True, text=True
     )
     assert strict.returncode != 0
+
+
+def test_the_source_link_follows_the_option_or_the_copy_in_the_site():
+    page = type("Page", (), {"url": "pkg/mod.html"})()
+    url = "https://example.org/blob/main/{path}"
+    assert site.source_url(url, "pkg/mod.py", page) == (
+        "https://example.org/blob/main/pkg/mod.py"
+    )
+    assert site.source_url("", "pkg/mod.py", page) == "../source/pkg/mod.py"

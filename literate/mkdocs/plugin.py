@@ -20,8 +20,6 @@ after. It works with mkdocs' own theme and with mkdocs-material.
 
 from __future__ import annotations
 
-import importlib
-import sys
 from pathlib import Path
 
 from mkdocs.config.defaults import MkDocsConfig
@@ -33,6 +31,7 @@ from mkdocs.utils import get_relative_url
 
 from literate.mkdocs import site
 from literate.mkdocs.config import LiterateConfig
+from literate.mkdocs.reload import code_stamp, load_pipeline
 from literate.mkdocs.search_view import search_view
 from literate.mkdocs.site import Language, Target, current_language, site_languages
 
@@ -42,31 +41,12 @@ BEFORE_I18N = 50
 AFTER_I18N = -150
 
 
-def load_pipeline(fresh: bool):
-    """The pipeline module; `fresh` imports it (and the stages) again.
-
-    `mkdocs serve` rebuilds in the same process when `literate/` changes;
-    forgetting the imported stage modules makes the rebuild run edited code.
-    """
-    if fresh:
-        for name in [n for n in sys.modules if n.startswith("literate.")]:
-            if not name.startswith("literate.mkdocs"):
-                del sys.modules[name]
-    return importlib.import_module("literate.pipeline")
-
-
-def renderer_stamp() -> int:
-    """When the pipeline's code last changed: the newest of literate/*.py."""
-    folder = Path(__file__).parent.parent
-    return max(path.stat().st_mtime_ns for path in folder.rglob("*.py"))
-
-
 class LiteratePlugin(BasePlugin[LiterateConfig]):
     """Adds the literate pages to an mkdocs site."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.stamp: int | None = None  # renderer_stamp() of the loaded code
+        self.stamp: int | None = None  # code_stamp() of the loaded code
         self.module = None  # literate.pipeline, as last (re)loaded
         self.pipeline = None  # its Pipeline for this site
         self.options: tuple = ()  # the root and options it was made with
@@ -96,7 +76,7 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
             timeout=self.config.timeout,
             extensions=tuple(self.config.markdown_extensions),
         )
-        stamp = renderer_stamp()
+        stamp = code_stamp()
         if stamp != self.stamp or (self.root, options) != self.options:
             # New code or options: a new pipeline; else its KaTeX cache stays.
             if self.pipeline is not None:
@@ -174,15 +154,11 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
         if lit is None:
             return markdown
         target = self.targets[page.file.src_uri]
-        if self.config.source_url:
-            source_url = self.config.source_url.replace("{path}", lit.source)
-        else:
-            source_url = get_relative_url(f"{site.SOURCE_DIR}/{lit.source}", page.url)
         notebook = self.lang.prefix + site.notebook_uri(target.page)
         with site.reported(target, self.module.ERRORS):
             body = self.pipeline.html(
                 lit,
-                source_url=source_url,
+                source_url=site.source_url(self.config.source_url, lit.source, page),
                 notebook_url=get_relative_url(notebook, page.url),
             )
         self.bodies[page.file.src_uri] = site.resolve_links(

@@ -136,6 +136,14 @@ def static_files(
     return [File.generated(config, uri, abs_src_path=str(path)) for uri, path in pairs]
 
 
+def source_url(option: str, source: str, page) -> str:
+    """Where a page's "source" link points: the `source_url` option with
+    `{path}` filled in, else the copy of the source in the site."""
+    if option:
+        return option.replace("{path}", source)
+    return get_relative_url(f"{SOURCE_DIR}/{source}", page.url)
+
+
 def link_stylesheet(html: str, href: str) -> str:
     """`html` with a stylesheet link at the end of its <head>."""
     link = f'<link rel="stylesheet" href="{href}">\n'

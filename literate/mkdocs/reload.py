@@ -1,0 +1,30 @@
+"""`mkdocs serve` with an edited renderer: the pipeline's code, imported again.
+
+`mkdocs serve` rebuilds in the same process. When a file under `literate/`
+has changed since the last build, the plugin forgets the imported stage
+modules and imports the pipeline again, so the rebuild runs the edited code.
+The mkdocs adapter itself (`literate.mkdocs`) stays loaded: mkdocs holds it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+from types import ModuleType
+
+PACKAGE = Path(__file__).resolve().parent.parent
+
+
+def code_stamp() -> int:
+    """When the pipeline's code last changed: the newest of literate/**.py."""
+    return max(path.stat().st_mtime_ns for path in PACKAGE.rglob("*.py"))
+
+
+def load_pipeline(fresh: bool) -> ModuleType:
+    """The `literate.pipeline` module; `fresh` imports it and its stages again."""
+    if fresh:
+        for name in [n for n in sys.modules if n.startswith("literate.")]:
+            if not name.startswith("literate.mkdocs"):
+                del sys.modules[name]
+    return importlib.import_module("literate.pipeline")
