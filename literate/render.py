@@ -713,7 +713,11 @@ def _table_html(rows: list[list[str]]) -> str:
         "<tr>" + "".join(cell("td", text, i) for i, text in enumerate(row)) + "</tr>"
         for row in body
     )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{rows_html}</tbody></table>"
+    # A class: the stylesheet draws it, not the theme's prose-table style.
+    return (
+        f'<table class="lit-grid"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{rows_html}</tbody></table>"
+    )
 
 
 def _link_start(url: str, extra: str = "") -> str:
