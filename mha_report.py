@@ -200,58 +200,54 @@ def plot_kv_timing(record: dict) -> None:
 # ## Checks of arguments
 #
 # Each raises a `ValueError` whose one line names the function (`where`), the
-# argument, what was expected and what came.
+# argument, what was expected and what came. The message is only formatted
+# when the check fails, so a passing check costs a comparison or two.
 
 
-def check(ok: bool, where: str, message: str) -> None:
-    """Raise `ValueError("where: message")` unless `ok`."""
-    if not ok:
-        raise ValueError(f"{where}: {message}")
+def fail(where: str, message: str) -> None:
+    """Raise `ValueError("where: message")`."""
+    raise ValueError(f"{where}: {message}")
 
 
 def check_sequence(where: str, name: str, x: torch.Tensor, d_model: int) -> None:
     """`x` must be `[batch, seq, d_model]`."""
-    check(
-        x.dim() == 3 and x.shape[-1] == d_model,
-        where,
-        f"{name} must be [batch, seq, d_model={d_model}], got {list(x.shape)}",
-    )
+    if x.dim() != 3 or x.shape[-1] != d_model:
+        expected = f"[batch, seq, d_model={d_model}]"
+        fail(where, f"{name} must be {expected}, got {list(x.shape)}")
 
 
 def check_lengths(where: str, **lengths: int) -> None:
     """Every named length must be >= 0."""
-    got = ", ".join(f"{name}={n}" for name, n in lengths.items())
-    check(min(lengths.values()) >= 0, where, f"expected lengths >= 0, got {got}")
+    if min(lengths.values()) < 0:
+        got = ", ".join(f"{name}={n}" for name, n in lengths.items())
+        fail(where, f"expected lengths >= 0, got {got}")
 
 
 def check_heads(where: str, d_model: int, heads: int) -> None:
     """`heads` must divide `d_model`."""
-    check(
-        heads >= 1 and d_model % heads == 0,
-        where,
-        f"d_model={d_model} must be divisible by heads={heads} (each head gets "
-        "d_model // heads features)",
-    )
+    if heads < 1 or d_model % heads != 0:
+        fail(
+            where,
+            f"d_model={d_model} must be divisible by heads={heads} (each head "
+            "gets d_model // heads features)",
+        )
 
 
 def check_same_length(where: str, key: torch.Tensor, value: torch.Tensor) -> None:
     """Keys and values pair up position by position (dimension 1)."""
-    check(
-        key.shape[1] == value.shape[1],
-        where,
-        f"key and value must have the same length, got key {list(key.shape)} "
-        f"and value {list(value.shape)}",
-    )
+    if key.shape[1] != value.shape[1]:
+        fail(
+            where,
+            f"key and value must have the same length, got key {list(key.shape)} "
+            f"and value {list(value.shape)}",
+        )
 
 
 def check_same_batch(where: str, **tensors: torch.Tensor) -> None:
     """All the named tensors must have the same batch size (dimension 0)."""
-    shapes = ", ".join(f"{list(x.shape)}" for x in tensors.values())
-    check(
-        len({x.shape[0] for x in tensors.values()}) == 1,
-        where,
-        f"{', '.join(tensors)} must have the same batch size, got {shapes}",
-    )
+    if len({x.shape[0] for x in tensors.values()}) != 1:
+        shapes = ", ".join(f"{list(x.shape)}" for x in tensors.values())
+        fail(where, f"{', '.join(tensors)} must have the same batch size, got {shapes}")
 
 
 def check_mask(where: str, mask: torch.Tensor, full: tuple[int, ...]) -> None:
@@ -262,32 +258,32 @@ def check_mask(where: str, mask: torch.Tensor, full: tuple[int, ...]) -> None:
             ok = torch.broadcast_shapes(mask.shape, full) == full
         except RuntimeError:
             ok = False
-    check(
-        ok,
-        where,
-        f"mask must be bool (True = may attend) and broadcast to "
-        f"[batch, heads, seq_q, seq_k]={list(full)}, got {mask.dtype} of shape "
-        f"{list(mask.shape)}",
-    )
+    if not ok:
+        fail(
+            where,
+            f"mask must be bool (True = may attend) and broadcast to "
+            f"[batch, heads, seq_q, seq_k]={list(full)}, got {mask.dtype} of "
+            f"shape {list(mask.shape)}",
+        )
 
 
 def check_cache_room(
     batch_size: int, max_len: int, length: int, key: torch.Tensor
 ) -> None:
     """A cache for `batch_size` sequences, `length` of `max_len` filled, takes `key`."""
-    where, new = "kv_cache", key.shape[2]
-    check(
-        key.shape[0] == batch_size,
-        where,
-        f"made for batch size {batch_size}, got a batch of {key.shape[0]}; make "
-        f"a new cache with new_cache({key.shape[0]}, ...)",
-    )
-    check(
-        length + new <= max_len,
-        where,
-        f"full, holds {length} of max_len={max_len} positions and {new} more "
-        "were given; reset() it or make a larger one",
-    )
+    batch, new = key.shape[0], key.shape[2]
+    if batch != batch_size:
+        fail(
+            "kv_cache",
+            f"made for batch size {batch_size}, got a batch of {batch}; make a "
+            f"new cache with new_cache({batch}, ...)",
+        )
+    if length + new > max_len:
+        fail(
+            "kv_cache",
+            f"full, holds {length} of max_len={max_len} positions and {new} more "
+            "were given; reset() it or make a larger one",
+        )
 
 
 def check_padding_input(x: torch.Tensor, pad_id, seq_len) -> None:
@@ -295,23 +291,20 @@ def check_padding_input(x: torch.Tensor, pad_id, seq_len) -> None:
     none longer than `seq_len`."""
     where = "padding_mask"
     if pad_id is not None:
-        check(
-            x.dim() == 2 and (seq_len is None or seq_len == x.shape[1]),
-            where,
-            f"with pad_id, expected token ids [batch, seq]"
-            f"{'' if seq_len is None else f' with seq={seq_len}'}, "
-            f"got shape {list(x.shape)}",
-        )
+        if x.dim() != 2 or (seq_len is not None and seq_len != x.shape[1]):
+            with_seq = "" if seq_len is None else f" with seq={seq_len}"
+            fail(
+                where,
+                f"with pad_id, expected token ids [batch, seq]{with_seq}, got "
+                f"shape {list(x.shape)}",
+            )
         return
-    check(
-        x.dim() == 1 and not x.is_floating_point() and not (x.numel() and x.min() < 0),
-        where,
-        "without pad_id, expected lengths as a 1-D tensor of non-negative "
-        f"integers [batch], got {x.dtype} of shape {list(x.shape)}",
-    )
+    if x.dim() != 1 or x.is_floating_point() or (x.numel() and x.min() < 0):
+        fail(
+            where,
+            "without pad_id, expected lengths as a 1-D tensor of non-negative "
+            f"integers [batch], got {x.dtype} of shape {list(x.shape)}",
+        )
     longest = int(x.max()) if x.numel() else 0
-    check(
-        seq_len is None or longest <= seq_len,
-        where,
-        f"seq_len={seq_len} is shorter than the longest length, {longest}",
-    )
+    if seq_len is not None and longest > seq_len:
+        fail(where, f"seq_len={seq_len} is shorter than the longest length, {longest}")
