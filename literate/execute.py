@@ -40,8 +40,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from literate.cache_key import PACKAGES, code_key
-from literate.model import Directive, Output, Page
-from literate.parse import SourceError
+from literate.model import Directive, Output, Page, SourceError
 
 log = logging.getLogger(__name__)
 

@@ -19,6 +19,20 @@ from typing import Literal
 State = Literal["source", "translated", "untranslated", "stale"]
 
 
+class SourceError(Exception):
+    """An error that names the source file and the line it is about."""
+
+    def __init__(self, path: str, line: int, message: str):
+        super().__init__(f"{path}:{line}: {message}")
+        self.path = path
+        self.line = line
+        self.message = message
+
+
+class ParseError(SourceError):
+    """The source cannot be split into sections (syntax, docstring, front matter)."""
+
+
 @dataclass(frozen=True)
 class CodeLine:
     """One line of the code column, with its 1-based line number in the source."""

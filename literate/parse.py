@@ -42,22 +42,8 @@ from pathlib import PurePosixPath
 
 import yaml
 
-from literate.model import CodeLine, Directive, Page, Section
-
-
-class SourceError(Exception):
-    """An error that names the source file and the line it is about."""
-
-    def __init__(self, path: str, line: int, message: str):
-        super().__init__(f"{path}:{line}: {message}")
-        self.path = path
-        self.line = line
-        self.message = message
-
-
-class ParseError(SourceError):
-    """The source cannot be split into sections (syntax, docstring, front matter)."""
-
+from literate.model import CodeLine, Directive, Page, ParseError, Section
+from literate.model import SourceError as SourceError  # where callers import it
 
 PRAGMA_RE = re.compile(
     r"#\s*(noqa\b|type:|fmt:|pragma:|pylint:|mypy:|isort:|ruff:|pyright:"

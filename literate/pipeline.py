@@ -23,9 +23,9 @@ import nbformat
 from literate.cache_key import PACKAGES
 from literate.execute import TIMEOUT, execute_page
 from literate.katex import Katex
-from literate.model import Page
+from literate.model import Page, SourceError
 from literate.notebook import page_to_notebook
-from literate.parse import SourceError, parse
+from literate.parse import parse
 from literate.render import MARKDOWN_EXTENSIONS, render_page, render_page_tolerant
 from literate.textfile import read_utf8
 from literate.translate import translate_page

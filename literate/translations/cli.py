@@ -17,7 +17,7 @@ import re
 import sys
 from pathlib import Path
 
-from literate.parse import SourceError
+from literate.model import SourceError
 from literate.translations.check import Term, check_entry, load_glossary
 from literate.translations.layout import (
     current_keys,
