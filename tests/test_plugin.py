@@ -21,7 +21,7 @@ from mkdocs.structure.files import File, Files
 
 from literate.mkdocs import i18n_search, reload, site
 from literate.parse import parse
-from literate.pipeline import page_path
+from literate.pipeline import find_sources, page_path
 
 EN, JA = site.Language("en", True), site.Language("ja", False)
 
@@ -190,3 +190,18 @@ def test_the_source_link_follows_the_option_or_the_copy_in_the_site():
         "https://example.org/blob/main/pkg/mod.py"
     )
     assert site.source_url("", "pkg/mod.py", page) == "../source/pkg/mod.py"
+
+
+def test_sources_are_files_folders_or_globs_each_once(tmp_path):
+    for name in ("a.py", "pkg/__init__.py", "pkg/m.py", "pkg/sub/n.py", "pkg/x.txt"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x = 1\n", encoding="utf-8")
+    assert find_sources(tmp_path, ["a.py", "pkg", "pkg/*.py"]) == [
+        "a.py",
+        "pkg/__init__.py",
+        "pkg/m.py",
+        "pkg/sub/n.py",
+    ]
+    assert find_sources(tmp_path, ["pkg/**/*.py"])[-1] == "pkg/sub/n.py"
+    with pytest.raises(FileNotFoundError, match="'nope/\\*\\*/\\*.py': no such source"):
+        find_sources(tmp_path, ["a.py", "nope/**/*.py"])
