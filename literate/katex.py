@@ -171,10 +171,16 @@ class Katex:
         process.kill()
         stderr = process.stderr.read().decode("utf-8", "replace").strip()
         process.wait()
-        lines = stderr.splitlines()
-        last = next((row for row in reversed(lines) if row.strip()), "")
-        hint = " (is the katex package installed? run `npm ci`)"
-        return f" ({last}){hint}" if last else hint
+        lines = [row.strip() for row in stderr.splitlines() if row.strip()]
+        # node's own message ("Error: Cannot find module 'katex'"), else the end.
+        said = next((row for row in lines if row.startswith("Error")), "")
+        said = said or (lines[-1] if lines else "")
+        where = f" under {self.node_path}" if self.node_path else ""
+        hint = (
+            f"; the katex package is looked for{where} (the plugin's `katex` "
+            "option names its dist folder): install it with `npm install katex`"
+        )
+        return f" ({said}){hint}" if said else hint
 
 
 _DEFAULT: Katex | None = None
