@@ -33,7 +33,7 @@ from pathlib import PurePosixPath
 import nbformat
 from nbformat import v4
 
-from literate.execute import read_directive
+from literate.directives import read_directive
 from literate.model import Page, Section
 
 KERNEL = {"name": "python3", "display_name": "Python 3", "language": "python"}
