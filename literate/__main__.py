@@ -27,7 +27,7 @@ CSS = Path(__file__).with_name("assets") / "literate.css"
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
-    root = Path(args.root) if args.root else default_root(Path.cwd())
+    root = Path(args.root) if getattr(args, "root", None) else default_root(Path.cwd())
     return args.command(root, args)
 
 
@@ -46,8 +46,10 @@ def _parser() -> argparse.ArgumentParser:
         help="the project's folder (default: the nearest holding mkdocs.yml, "
         "else the working directory)",
     )
+    # No set_defaults(root=None) here: the `--root` action is shared with the
+    # subcommands (parents=), and a default set on it would overwrite a
+    # `--root` given before the subcommand.
     parser = argparse.ArgumentParser(prog="literate", parents=[root])
-    parser.set_defaults(root=None)
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
     render = commands.add_parser(
         "render", parents=[root], help="render one source as the site shows it"

@@ -67,3 +67,20 @@ def test_the_default_root_is_the_folder_of_mkdocs_yml(tmp_path):
     (tmp_path / "pkg" / "sub").mkdir(parents=True)
     assert default_root(tmp_path / "pkg" / "sub") == tmp_path
     assert default_root(tmp_path.parent) == tmp_path.parent  # none above
+
+
+def test_root_given_before_or_after_the_command_is_the_project(
+    tmp_path, monkeypatch, capsys
+):
+    # A table that fails the glossary: `check` in the right project says so.
+    (tmp_path / "project").mkdir()
+    root = project(tmp_path / "project", "柔らか最大 _^_0_^_", "二つ目の節。")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # no mkdocs.yml here or above the default
+    for argv in (
+        ["--root", str(root), "translations", "check", "ja"],
+        ["translations", "--root", str(root), "check", "ja"],
+    ):
+        assert main(argv) == 1, argv
+        assert "translations/ja/demo.json" in capsys.readouterr().out
