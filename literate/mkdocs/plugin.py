@@ -200,6 +200,14 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
         href = get_relative_url(site.KATEX_CSS, page.url)
         return site.link_stylesheet(output, href)
 
+    def on_serve(self, server, *, config: MkDocsConfig, builder):
+        # Rebuild when a source or a translation changes, as on a docs page.
+        watched = [self.root / source for source in self.sources]
+        for path in [*watched, self.root / "translations"]:
+            if path.exists():
+                server.watch(str(path))
+        return server
+
     def on_shutdown(self) -> None:
         if self.pipeline is not None:
             self.pipeline.close()
