@@ -708,25 +708,23 @@ def loss_in_context(folder: Path = RECORDED) -> None:
     seen = last["step"] * cfg["batch_size"] * cfg["context"]
     train_chars = int(run["characters"] * (1 - cfg["val_fraction"]))
     rows = [
-        ("uniform over N characters", f"N = {n}", math.log(n)),
-        ("untrained model, validation", f"step {first['step']}", first["val"]),
-        (f"mean of the first {batch['step']} batches", "training", batch["loss"]),
-        ("trained, training text", f"step {last['step']}", last["train"]),
-        ("trained, validation text", f"step {last['step']}", last["val"]),
+        (f"uniform, N = {n}", math.log(n)),
+        (f"step {first['step']}, validation", first["val"]),
+        (f"steps 1-{batch['step']}, training", batch["loss"]),
+        (f"step {last['step']}, training", last["train"]),
+        (f"step {last['step']}, validation", last["val"]),
     ]
-    print(f"{'':30} {'':>10} {'nats':>6} {'bits':>6} {'e^loss':>7}")
-    for what, where, nats in rows:
+    print(f"{'':22} {'nats':>6} {'bits':>6} {'e^loss':>7}")
+    for what, nats in rows:
         bits, perplexity = nats / math.log(2), math.exp(nats)
-        print(f"{what:30} {where:>10} {nats:6.3f} {bits:6.3f} {perplexity:7.2f}")
-    print(
-        f"\ncharacters trained on: {seen:,} "
-        f"({seen / train_chars:.2f} passes over the {train_chars:,} of training text)"
-    )
+        print(f"{what:22} {nats:6.3f} {bits:6.3f} {perplexity:7.2f}")
     minutes, seconds = divmod(round(run["wall_seconds"]), 60)
     print(
-        f"wall time: {minutes} min {seconds:02d} s for the whole command, "
-        f"{last['time']:.0f} s in the loop; {run['threads']} thread(s), "
-        f"{run['cpus']} cores"
+        f"\ntrained on {seen:,} characters,\n{seen / train_chars:.2f} passes over "
+        f"the {train_chars:,} of training text;\nwall time {minutes} min "
+        f"{seconds:02d} s for the whole command,\n{last['time']:.0f} s in the "
+        f"loop, {run['threads']} thread(s) of {run['cpus']} cores,\n"
+        f"load average {run['load_average_before'][0]} when it started"
     )
 
 
