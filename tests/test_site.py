@@ -102,7 +102,8 @@ PAGE_FACTS = """() => {
     selector: Object.fromEntries([...document.querySelectorAll(
       '.md-select__link[hreflang]')].map(a => [a.hreflang, a.href])),
     width: document.documentElement.scrollWidth,
-    math: document.querySelectorAll('.lit-prose .katex').length,
+    math: document.querySelectorAll(  // the list of sections repeats some
+      '.lit-prose .katex:not(.lit-contents .katex)').length,
     tex: document.querySelectorAll('.lit-tex').length,
     sections: [...document.querySelectorAll('.lit-section')].map(s => {
       const prose = s.querySelector('.lit-docs .lit-prose');
