@@ -94,7 +94,8 @@ def main() -> None:
     print(format_table(header, rows))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(record, indent=2) + "\n")
-    print(f"wrote {args.out.relative_to(ROOT)}")
+    out = args.out.resolve()
+    print(f"wrote {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}")
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -581,3 +582,30 @@ def test_reverser_learns_the_anti_diagonal():
     looked_at = weights.mean(0).argmax(-1)  # [H, S]
     mirrored = torch.arange(source.shape[1]).flip(0)
     assert (looked_at == mirrored).all()
+
+
+def test_recorded_kv_timing_is_complete():
+    record = json.loads((ROOT / "runs/mha/kv_cache.json").read_text())
+    assert record["command"].startswith("python bench/kv_cache.py")
+    assert (
+        len(record["prefix"]) == len(record["cache_ms"]) == len(record["recompute_ms"])
+    )
+    assert all(t > 0 for t in record["cache_ms"] + record["recompute_ms"])
+
+
+@pytest.mark.slow
+def test_kv_cache_benchmark_writes_its_record(tmp_path):
+    out = tmp_path / "kv_cache.json"
+    subprocess.run(
+        [sys.executable, "bench/kv_cache.py", "--repeats", "1", "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    record = json.loads(out.read_text())
+    assert record["command"].endswith("--repeats 1")
+    assert (
+        len(record["prefix"]) == len(record["cache_ms"]) == len(record["recompute_ms"])
+    )
