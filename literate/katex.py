@@ -21,7 +21,7 @@ import select
 import shutil
 import subprocess
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,8 +73,10 @@ class Katex:
         self.cwd = cwd
         self.node_path = node_path
         self.cache: dict[tuple[str, bool], Rendered] = {}
-        self.starts = 0
+        self.starts = 0  # node processes started
+        self.batches = 0  # batches sent (formulas not in the cache)
         self._process: subprocess.Popen | None = None
+        self._sent: list[tuple[str, bool]] = []  # the batch awaiting its reply
 
     @classmethod
     def for_dist(cls, dist: Path) -> Katex:
@@ -83,16 +85,29 @@ class Katex:
         return cls(cwd=package.parent.parent, node_path=package.parent)
 
     def __call__(self, formulas: Iterable[tuple[str, bool]]) -> dict:
+        return self.send(formulas)()
+
+    def send(self, formulas: Iterable[tuple[str, bool]]) -> Callable[[], dict]:
+        """Send the batch to node now; the returned function waits for it.
+
+        The caller can do other work (highlight the code) while node
+        typesets. Raises KatexUnavailable, now or when waiting.
+        """
         wanted = list(dict.fromkeys(formulas))
+        self._receive()  # a reply nobody waited for goes to the cache first
         missing = [f for f in wanted if f not in self.cache]
         if missing:
-            results = self._batch(missing)
-            for formula, result in zip(missing, results, strict=True):
-                self.cache[formula] = result
-        return {formula: self.cache[formula] for formula in wanted}
+            self._write(missing)
+
+        def results() -> dict:
+            self._receive()
+            return {formula: self.cache[formula] for formula in wanted}
+
+        return results
 
     def close(self) -> None:
         """End the node process (a later call starts a new one)."""
+        self._sent = []
         process, self._process = self._process, None
         if process is not None:
             process.stdin.close()
@@ -110,13 +125,26 @@ class Katex:
         except Exception:  # noqa: BLE001 - interpreter shutdown
             pass
 
-    def _batch(self, formulas: list[tuple[str, bool]]) -> list[Rendered]:
+    def _write(self, formulas: list[tuple[str, bool]]) -> None:
+        """Send one batch; its reply is read by `_receive`."""
         process = self._process or self._start()
         line = json.dumps([[tex, display] for tex, display in formulas]) + "\n"
         try:
             process.stdin.write(line.encode("utf-8"))
             process.stdin.flush()
-            reply = self._read_line(process)
+        except OSError as error:
+            detail = self._stop_with_stderr()
+            raise KatexUnavailable(f"{SCRIPT.name}: {error}{detail}") from None
+        self._sent = formulas
+        self.batches += 1
+
+    def _receive(self) -> None:
+        """Read the reply to the batch in flight, if any, into the cache."""
+        formulas, self._sent = self._sent, []
+        if not formulas:
+            return
+        try:
+            reply = self._read_line(self._process)
         except (OSError, KatexUnavailable) as error:
             detail = self._stop_with_stderr()
             raise KatexUnavailable(f"{SCRIPT.name}: {error}{detail}") from None
@@ -125,7 +153,10 @@ class Katex:
             raise KatexUnavailable(
                 f"{SCRIPT.name} returned {len(results)} results for {len(formulas)}"
             )
-        return [Rendered(r.get("html", ""), r.get("error", "")) for r in results]
+        for formula, result in zip(formulas, results, strict=True):
+            self.cache[formula] = Rendered(
+                result.get("html", ""), result.get("error", "")
+            )
 
     def _start(self) -> subprocess.Popen:
         node = shutil.which("node")

@@ -133,12 +133,13 @@ def _render(
     md = _markdown(extensions)
     proses = [_plan(section) for section in page.sections]
     flat = [p for plan in proses for p in plan.values()]
-    math, tolerated = _render_math(page, flat, formulas, strict=strict)
+    typeset = _render_math(page, flat, formulas, strict=strict)
     names: dict[str, str] = {}
     for section in page.sections:
         for name in section.defines:
             names.setdefault(name, section.anchor)
-    code = highlight_sections(page.sections, names)
+    code = highlight_sections(page.sections, names)  # while KaTeX typesets
+    math, tolerated = typeset()
     parts = [
         f'<div class="lit-page" lang="{_attr(html_lang(page.lang))}"'
         f' data-source="{_attr(page.source)}">'
@@ -219,7 +220,12 @@ def _formula(span: Span) -> tuple[str, bool]:
 
 
 def _render_math(page: Page, flat: list[_Prose], formulas, *, strict: bool):
-    """Render every permitted formula of the page in one batch."""
+    """Send every permitted formula of the page as one batch; the returned
+    function waits for it and gives (results, tolerated errors).
+
+    A `formulas` with `send` (a `katex.Katex`) typesets while the caller
+    works; a plain function is called at once.
+    """
     wanted = [
         (prose, i, _formula(span))
         for prose in flat
@@ -227,9 +233,23 @@ def _render_math(page: Page, flat: list[_Prose], formulas, *, strict: bool):
         if span.kind in MATH and prose.permits(span)
     ]
     if not wanted:
-        return {}, []
+        return lambda: ({}, [])
+    send = getattr(formulas, "send", None)
     try:
-        results = formulas(formula for _, _, formula in wanted)
+        if send is not None:
+            waiting = send(formula for _, _, formula in wanted)
+        else:
+            done = formulas(formula for _, _, formula in wanted)
+            waiting = lambda: done  # noqa: E731
+    except KatexUnavailable as error:
+        prose, i, _ = wanted[0]
+        raise RenderError(page.source, _line_of(prose, i), str(error)) from None
+    return lambda: _check_math(page, wanted, waiting, strict=strict)
+
+
+def _check_math(page: Page, wanted: list, waiting, *, strict: bool):
+    try:
+        results = waiting()
     except KatexUnavailable as error:
         prose, i, _ = wanted[0]
         raise RenderError(page.source, _line_of(prose, i), str(error)) from None

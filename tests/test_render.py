@@ -184,20 +184,26 @@ def test_tolerant_mode_shows_bad_tex_escaped_and_counts_it():
 
 def test_one_katex_process_for_many_pages_and_no_batch_when_cached():
     formulas = katex.Katex.for_dist(KATEX_DIST)
-    batches = []
-    real = formulas._batch
-    formulas._batch = lambda missing: batches.append(missing) or real(missing)
     source = "# $a_1$, $a_2$ and $a_3$.\nx = 1\n# $$b$$\ny = 2\n"
     first = render_source(source, formulas=formulas)
-    assert len(batches) == 1 and len(batches[0]) == 4  # one batch per page
+    assert formulas.batches == 1 and len(formulas.cache) == 4  # one per page
     assert render_source(source, formulas=formulas) == first
-    assert len(batches) == 1  # all cached: nothing sent
+    assert formulas.batches == 1  # all cached: nothing sent
     render_source("# $c$ and $a_1$\nx = 1\n", formulas=formulas)
-    assert batches[1] == [("c", False)]  # only what is new
+    assert formulas.batches == 2 and len(formulas.cache) == 5  # only $c$ is new
     assert formulas.starts == 1  # one node process served every page
     formulas.close()
     render_source("# $d$\nx = 1\n", formulas=formulas)
     assert formulas.starts == 2
+    formulas.close()
+
+
+def test_a_reply_nobody_waited_for_is_not_taken_for_the_next():
+    formulas = katex.Katex.for_dist(KATEX_DIST)
+    formulas.send([("a", False)])  # sent, then abandoned (the page failed)
+    results = formulas([("b", True)])
+    assert 'display="block"' in results[("b", True)].html
+    assert "<mi>a</mi>" in formulas.cache[("a", False)].html
     formulas.close()
 
 
