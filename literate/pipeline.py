@@ -9,8 +9,8 @@
 The mkdocs plugin, the command line, the benchmark and the tests all make
 pages this way, so `literate render` shows what the site shows. The pipeline
 owns what the stages would otherwise keep process-wide: the parsed and
-executed English pages (one per source, until `forget`), the translation
-tables it read, and the KaTeX renderer with its node process and cache.
+executed English pages (one per source, until `forget`), the glossaries
+it read, and the KaTeX renderer with its node process and cache.
 """
 
 from __future__ import annotations
