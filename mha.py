@@ -871,7 +871,7 @@ def reversal_batch(generator: torch.Generator, batch: int, length: int = 6):
     return source, target, torch.cat([start, target[:, :-1]], dim=1)
 
 
-def train_reverser(steps: int = 400, seed: int = 0) -> Reverser:
+def train_reverser(steps: int = 250, seed: int = 0) -> Reverser:
     """Adam on batches of 64 random sequences; a few seconds on one core."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
