@@ -177,6 +177,12 @@ def test_labml_transformers_build_as_a_tree_and_report_their_broken_links(tmp_pa
     assert ("labml_nn/transformers/xl/relative_mha.py:48", "mha.html") in broken
     index = (out / "index.html").read_text(encoding="utf-8")
     assert 'href="xl/index.html"' in index  # a link that resolves is kept
+    # No nav in mkdocs.yml: mkdocs' own follows the tree, in file order,
+    # each page titled from its front matter.
+    mha = (out / "mha.html").read_text(encoding="utf-8")
+    assert "<title>Multi-Headed Attention (MHA) - t</title>" in mha
+    assert 'rel="prev" href="label_smoothing_loss.html"' in mha
+    assert 'rel="next" href="models.html"' in mha
     strict = subprocess.run(
         [*command, "--strict"], cwd=tmp_path, env=env, capture_output=True, text=True
     )
