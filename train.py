@@ -849,6 +849,29 @@ def print_head_patterns() -> None:
 # The head that scores highest on each pattern, drawn larger over the
 # passage's first lines, with its characters (`↵` is the newline, `·` the
 # space):
+#
+# What the figures and the table show:
+#
+# * **The previous character.** One head of the first layer is a thin bright
+#   line just below the diagonal; the table puts most of its weight on the
+#   character before. After it, each position carries its own character and
+#   the one before: the two-character statistics a bigram model would learn.
+# * **Where the word starts.** One head of the second layer draws vertical
+#   stripes that stop at each space: every character of a word reads the
+#   space or newline in front of the word (in the figure, the letters of
+#   "young" all read the space before it). That tells a position which word
+#   it is in and how far into it.
+# * **Where the line starts.** Another head of the second layer reads the
+#   newline that began the line: all of "Is the day so young?" looks back at
+#   the newline after "ROMEO:", and the speaker's name "BENVOLIO" at the one
+#   before it.
+# * **The rest.** The other heads spread their weight over many earlier
+#   characters, often strongest on the first few of the passage, and no
+#   pattern of the table describes them; what they do would take more than
+#   one passage to tell.
+#
+# None of this was designed: nothing in the code asks a head for a pattern.
+# These are what training found useful for predicting the next character.
 
 
 def show_chosen_heads(path: Path = RECORDED / "model.pt", n: int = 40):
@@ -880,11 +903,17 @@ def show_chosen_heads(path: Path = RECORDED / "model.pt", n: int = 40):
 
 # ## Running it
 #
-# Everything above is the lesson. What follows makes it a program: threads,
-# checkpoint files, processes and the command line. The checks of each option
+# Everything above is the lesson. What follows makes it a program: processes
+# and threads, checkpoint files, and the command line. The checks of each option
 # are in `trainkit/config.py`, the other plumbing in the rest of `trainkit/`.
 #
-# ### Threads on a shared machine
+# ### Processes and threads
+#
+# `torchrun` starts one process per device (`trainkit/machine.py` joins them).
+# The model that trains is wrapped: DDP averages the gradients of all
+# processes during `backward`, and `torch.compile` fuses operations.
+# Evaluation and checkpoints use the plain `model`, the same weights. At the
+# end, no process leaves while another still writes.
 #
 # PyTorch runs a CPU operation on several threads, by default one per core.
 # The threads meet at a barrier after each operation, and a thread that
@@ -896,7 +925,23 @@ def show_chosen_heads(path: Path = RECORDED / "model.pt", n: int = 40):
 # reads once when PyTorch loads; a value you set wins), and a run uses only
 # the cores that are idle when it starts (the `threads` field, in
 # `trainkit/machine.py`).
-#
+
+
+def wrap(model: nn.Module, cfg: Config, world: int) -> nn.Module:
+    if world > 1:
+        from torch.nn.parallel import DistributedDataParallel
+
+        model = DistributedDataParallel(model)
+    return torch.compile(model) if cfg.compile else model
+
+
+def finish(metrics: Metrics, world: int) -> dict:
+    if world > 1:
+        torch.distributed.barrier()
+        torch.distributed.destroy_process_group()
+    return metrics.evaluations()[-1] if metrics.evaluations() else {}
+
+
 # ### Checkpoints
 #
 # A checkpoint holds all that the rest of the run depends on: the weights, the
@@ -951,30 +996,6 @@ def load_model(path: Path, device: torch.device) -> tuple[CharTransformer, Vocab
     model = CharTransformer(cfg, len(vocab)).to(device)
     model.load_state_dict(state["model"])
     return model.eval(), vocab
-
-
-# ### Processes
-#
-# `torchrun` starts one process per device (`trainkit/machine.py` joins them).
-# The model that trains is wrapped: DDP averages the gradients of all
-# processes during `backward`, and `torch.compile` fuses operations.
-# Evaluation and checkpoints use the plain `model`, the same weights. At the
-# end, no process leaves while another still writes.
-
-
-def wrap(model: nn.Module, cfg: Config, world: int) -> nn.Module:
-    if world > 1:
-        from torch.nn.parallel import DistributedDataParallel
-
-        model = DistributedDataParallel(model)
-    return torch.compile(model) if cfg.compile else model
-
-
-def finish(metrics: Metrics, world: int) -> dict:
-    if world > 1:
-        torch.distributed.barrier()
-        torch.distributed.destroy_process_group()
-    return metrics.evaluations()[-1] if metrics.evaluations() else {}
 
 
 # ### The command line
