@@ -569,6 +569,9 @@ def test_page_passes_axe_wcag2_a_and_aa(scheme, lang, name):
     page = tab.open(LANGS[lang] + name)
     page.add_script_tag(path=str(AXE))
     violations = page.evaluate(AXE_RUN)
+    if page.locator("#lit-originals").count():  # and with the originals shown
+        page.check("#lit-originals")
+        violations += [f"(originals shown) {v}" for v in page.evaluate(AXE_RUN)]
     assert violations == [], f"{LANGS[lang]}{name}, {colours}:\n" + "\n".join(
         violations
     )
