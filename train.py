@@ -100,8 +100,8 @@ class Config:
     dropout: float = 0.0  # probability of zeroing an activation in training
     # The optimisation.
     batch_size: int = 16  # sequences per step, over all processes
-    steps: int = 1800  # optimizer updates in the whole run
-    lr: float = 3e-3  # peak learning rate
+    steps: int = 2000  # optimizer updates in the whole run
+    lr: float = 5e-3  # peak learning rate
     min_lr: float = 3e-4  # learning rate at the last step
     warmup: int = 100  # steps of linear warmup, from lr/warmup up to lr
     weight_decay: float = 0.1  # AdamW decay, applied to weight matrices only
