@@ -21,7 +21,7 @@ LABELS: dict[str, dict[str, str]] = {
     "ja": {
         "source": "ソースファイル",
         "notebook": "Jupyter ノートブック",
-        "permalink": "このセクションへのリンク",
+        "permalink": "この節へのリンク",
         "original": "英語の原文",
         "original_short": "原文",
         "untranslated": "未翻訳です。英語の原文を表示しています。",
@@ -30,7 +30,7 @@ LABELS: dict[str, dict[str, str]] = {
         "colon": "：",
         "contents": "この章の節",
         "originals": "英語の原文をすべて表示",
-        "status_headings": "言語 | ページ | 翻訳済み | 古い翻訳 | チェック不合格",
+        "status_headings": "言語 | ページ | 翻訳済み | 古くなった翻訳 | 検査エラー",
         "percent": "%",
     },
     "zh": {
