@@ -100,7 +100,7 @@ class Config:
     dropout: float = 0.0  # probability of zeroing an activation in training
     # The optimisation.
     batch_size: int = 16  # sequences per step, over all processes
-    steps: int = 2000  # optimizer updates in the whole run
+    steps: int = 3000  # optimizer updates in the whole run
     lr: float = 5e-3  # peak learning rate
     min_lr: float = 3e-4  # learning rate at the last step
     warmup: int = 100  # steps of linear warmup, from lr/warmup up to lr
@@ -108,7 +108,7 @@ class Config:
     beta2: float = 0.99  # AdamW's decay of the squared-gradient average
     grad_clip: float = 1.0  # largest gradient norm; 0 = no clipping
     # Evaluation, records and checkpoints.
-    eval_interval: int = 200  # steps between evaluations and checkpoints
+    eval_interval: int = 250  # steps between evaluations and checkpoints
     eval_batches: int = 20  # batches per split in an evaluation
     log_interval: int = 10  # steps between records of the training loss
     out: str = "out/cpu"  # folder for the checkpoint, metrics and loss curve
