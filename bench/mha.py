@@ -5,7 +5,11 @@
 For each shape (batch, seq, d_model, heads) it times causal self-attention
 forward (eval, no grad) and forward+backward (train) for
 
-* ours, fast path (`scaled_dot_product_attention`);
+* ours, fast path (`scaled_dot_product_attention`); in training, self-attention
+  makes its three projections one product;
+* ours with three products: the same call with `key`/`value` a view of the
+  query (another tensor object, so the module cannot tell it is
+  self-attention and projects each separately), to measure that one product;
 * ours, explicit path (`need_weights=True`, the teaching function);
 * `torch.nn.MultiheadAttention` (batch first, `need_weights=False`,
   `is_causal=True` with its mask);
@@ -40,7 +44,7 @@ from bench.timing import format_table, median_ratio, peak_rss, times_each  # noq
 from mha import MultiHeadAttention, causal_mask  # noqa: E402
 
 SHAPES = ((12, 64, 128, 4), (16, 256, 384, 6), (4, 1024, 512, 8), (1, 4096, 512, 8))
-IMPLS = ("ours, fast", "ours, explicit", "torch MHA", "reference")
+IMPLS = ("ours, fast", "ours, 3 products", "ours, explicit", "torch MHA", "reference")
 MODES = ("eval", "train")
 DECODE = dict(tokens=512, d_model=384, heads=6, batches=(1, 8))
 WAYS = ("kv cache", "recompute")
@@ -66,12 +70,14 @@ class FusedReference(nn.Module):
 
 def build(impl: str, seq: int, d_model: int, heads: int) -> tuple[nn.Module, Callable]:
     """The module and a function `x -> output` doing causal self-attention."""
-    if impl in ("ours, fast", "ours, explicit"):
+    if impl in ("ours, fast", "ours, 3 products", "ours, explicit"):
         ours = MultiHeadAttention(d_model, heads)
         weights = impl == "ours, explicit"
+        separate = impl == "ours, 3 products"
 
         def run(x):
-            out = ours(query=x, key=x, value=x, is_causal=True, need_weights=weights)
+            kv = x.view_as(x) if separate else x  # not `query`: three products
+            out = ours(query=x, key=kv, value=kv, is_causal=True, need_weights=weights)
             return out[0] if weights else out
 
         return ours, run

@@ -148,6 +148,34 @@ def test_matches_labml_nn(monkeypatch, seq_k):
     torch.testing.assert_close(ours, expected, atol=1e-5, rtol=0)
 
 
+@pytest.mark.parametrize("bias", [True, False])
+def test_self_attention_in_training_is_one_product_with_the_same_gradients(bias):
+    # With gradients on, self-attention (one tensor as query, key and value)
+    # stacks its three projections into one product, so the `query` submodule
+    # is not called; a view of `x` is another tensor and takes three products.
+    # Both give the same output and the same gradient for every parameter,
+    # and the state dict keeps the three projections.
+    mha = make_mha(bias=bias)
+    calls = []
+    mha.query.register_forward_hook(lambda *args: calls.append(1))
+    x = torch.randn(2, 7, D_MODEL, requires_grad=True)
+    params = [x, *mha.parameters()]
+    results = []
+    for kv in (x, x.view_as(x)):
+        out = mha(query=x, key=kv, value=kv, is_causal=True)
+        results.append((out, torch.autograd.grad(out.square().sum(), params)))
+    assert len(calls) == 1  # only the three-product call used `query`
+    (one, grads_one), (three, grads_three) = results
+    torch.testing.assert_close(one, three, atol=1e-5, rtol=0)
+    for a, b in zip(grads_one, grads_three, strict=True):
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-5)
+    names = [
+        f"{p}.linear.{w}" for p in ("query", "key", "value") for w in ("weight", "bias")
+    ]
+    names += ["output.weight", "output.bias"]
+    assert list(mha.state_dict()) == [n for n in names if bias or n.endswith("weight")]
+
+
 def test_paths_agree_in_float32():
     mha = make_mha()
     query, memory = torch.randn(4, 10, D_MODEL), torch.randn(4, 14, D_MODEL)
