@@ -268,7 +268,10 @@ class Block(nn.Module):
         self.attn = MultiHeadAttention(d, cfg.n_head, dropout=cfg.dropout)
         self.ln2 = nn.LayerNorm(d)
         self.ffn = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
-        self.drop = nn.Dropout(cfg.dropout)
+        # At 0, dropout returns its input unchanged; `nn.Identity` does the
+        # same without the call into dropout, which adds up when sampling runs
+        # the model once per character (`bench/train.py`).
+        self.drop = nn.Dropout(cfg.dropout) if cfg.dropout else nn.Identity()
 
     # With a `cache`, `x` holds only the new positions, and attention also
     # reads the cached keys and values of the earlier ones (see Sampling).
@@ -317,7 +320,7 @@ class CharTransformer(nn.Module):
         self.context = cfg.context
         self.token = nn.Embedding(vocab_size, cfg.d_model)
         self.position = nn.Embedding(cfg.context, cfg.d_model)
-        self.drop = nn.Dropout(cfg.dropout)
+        self.drop = nn.Dropout(cfg.dropout) if cfg.dropout else nn.Identity()
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
         self.ln_f = nn.LayerNorm(cfg.d_model)
         self.head = nn.Linear(cfg.d_model, vocab_size, bias=False)
