@@ -532,9 +532,9 @@ class MultiHeadAttention(nn.Module):
     #
     # The parameters stay the three `nn.Linear`s, so the state dict keeps its
     # layout; `torch.cat` is differentiable, so each weight gets its block of
-    # the gradient. Without gradients (evaluation, decoding one token at a
-    # time) copying the weights at every call costs more than it saves, so
-    # inference keeps the three products.
+    # the gradient. Inference keeps the three products: decoding projects one
+    # token at a time, and for one token the `3 D x D` numbers that
+    # `torch.cat` copies are as many as the product itself reads.
     def _project_stacked(self, x: torch.Tensor) -> list[torch.Tensor]:
         batch, seq, _ = x.shape
         parts = (self.query.linear, self.key.linear, self.value.linear)
