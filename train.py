@@ -536,9 +536,9 @@ def train(cfg: Config) -> dict:
             say(f"{out / 'ckpt.pt'}: already at step {start}; nothing to do")
             return finish(metrics, world)
         say(f"resuming from {out / 'ckpt.pt'} at step {start}")
-    elif (out / "ckpt.pt").exists():
-        say(f"{out / 'ckpt.pt'}: replaced by this run (--resume would continue it)")
     else:
+        if (out / "ckpt.pt").exists():
+            say(f"{out / 'ckpt.pt'}: replaced by this run (--resume would continue it)")
         metrics.add(step=0, **evaluate(model, splits, cfg, rank, world), time=0.0)
     say(
         f"{sum(p.numel() for p in model.parameters()):,} parameters on {device}, "
@@ -806,13 +806,13 @@ def show_heads(path: Path = RECORDED / "model.pt", text: str = PASSAGE, n: int =
 
 #| show_heads()  | alt: 16 attention maps, 4 layers by 4 heads, over the passage's start
 
-# Some maps are a thin line just below the diagonal, others are bright in a
+# Some maps are thin lines just below the diagonal, others are bright in a
 # few columns, others diffuse. To put numbers on what the figure shows, for
-# each head: the mean weight a character puts on itself, on the character
-# before it, on the last space or newline before it (where its word starts),
-# and on the last newline before it (where its line starts), over every
-# position of the whole passage from the eighth on. A head that spread its
-# weight evenly would put `uniform` on each.
+# each head: the mean weight a character puts on itself, on the characters
+# one, two and three places back, on the last space or newline before it
+# (where its word starts), and on the last newline before it (where its line
+# starts), over every position of the whole passage from the eighth on. A
+# head that spread its weight evenly would put `uniform` on each.
 
 
 def head_patterns(path: Path = RECORDED / "model.pt", text: str = PASSAGE) -> dict:
@@ -826,7 +826,9 @@ def head_patterns(path: Path = RECORDED / "model.pt", text: str = PASSAGE) -> di
 
     keys = {
         "self": [t for t in rows],
-        "previous": [t - 1 for t in rows],
+        "1 back": [t - 1 for t in rows],
+        "2 back": [t - 2 for t in rows],
+        "3 back": [t - 3 for t in rows],
         "word start": [last(" \n", t) for t in rows],
         "line start": [last("\n", t) for t in rows],
     }
@@ -840,11 +842,14 @@ def head_patterns(path: Path = RECORDED / "model.pt", text: str = PASSAGE) -> di
 def print_head_patterns() -> None:
     means = head_patterns()
     names = [n for n in means if n != "uniform"]
-    print(f"{'layer, head':12}" + "".join(f"{n:>11}" for n in names))
+    widths = {n: max(7, len(n) + 1) for n in names}
+    print(f"{'layer, head':11}" + "".join(f"{n:>{widths[n]}}" for n in names))
     for layer, head in np.ndindex(*means["self"].shape):
-        values = "".join(f"{means[n][layer, head]:11.2f}" for n in names)
-        print(f"{f'{layer}, {head}':12}{values}")
-    print(f"{'uniform':12}" + f"{means['uniform']:11.2f}" * len(names))
+        values = "".join(f"{means[n][layer, head]:{widths[n]}.2f}" for n in names)
+        print(f"{f'{layer}, {head}':11}{values}")
+    print(
+        f"{'uniform':11}" + "".join(f"{means['uniform']:{widths[n]}.2f}" for n in names)
+    )
 
 
 #| print_head_patterns()
@@ -855,29 +860,28 @@ def print_head_patterns() -> None:
 #
 # What the figures and the table show:
 #
-# * **The previous character.** One head of the first layer is a thin bright
-#   line just below the diagonal; the table puts most of its weight on the
-#   character before. After it, each position carries its own character and
-#   the one before: the two-character statistics a bigram model would learn.
-# * **Where the word starts.** One head of the second layer draws vertical
-#   stripes that stop at each space: every character of a word reads the
-#   space or newline in front of the word (in the figure, the letters of
-#   "young" all read the space before it). That tells a position which word
-#   it is in and how far into it.
-# * **Where the line starts.** Another head of the second layer reads the
-#   newline that began the line: all of "Is the day so young?" looks back at
-#   the newline after "ROMEO:", and the speaker's name "BENVOLIO" at the one
-#   before it.
+# * **The characters just before.** Three heads of the first layer are
+#   lines at a fixed distance below the diagonal: one reads the previous
+#   character, one the character two back, and one mostly the character
+#   three back (the table's `1 back`, `2 back` and `3 back` columns). Between
+#   them they hand each position the few characters before it, the context
+#   an n-gram model would count; the later layers build on that.
+# * **Where the line starts.** A few heads, most of them in the deeper
+#   layers, put several times their even share on the newline that began the
+#   current line (the `line start` column). In the figure, every character of
+#   "Is the day so young?" looks back at the newline after "ROMEO:".
 # * **The rest.** The other heads spread their weight over many earlier
-#   characters, often strongest on the first few of the passage, and no
-#   pattern of the table describes them; what they do would take more than
-#   one passage to tell.
+#   characters, and none of the table's patterns describes them. No head
+#   reads `word start` the way the first layer reads its fixed distances:
+#   the highest scores there are the heads that read one, two or three back,
+#   since a word's first letters sit just after its space. What the diffuse
+#   heads do would take more than one passage to tell.
 #
 # None of this was designed: nothing in the code asks a head for a pattern.
 # These are what training found useful for predicting the next character.
 
 
-def show_chosen_heads(path: Path = RECORDED / "model.pt", n: int = 40):
+def show_chosen_heads(path: Path = RECORDED / "model.pt", n: int = 36):
     import matplotlib.pyplot as plt
     from matplotlib.colors import PowerNorm
 
@@ -887,8 +891,8 @@ def show_chosen_heads(path: Path = RECORDED / "model.pt", n: int = 40):
     maps = attention_maps(model, vocab.encode(text))  # [L, H, S, S]
     labels = [{"\n": "↵", " ": "·"}.get(c, c) for c in text]
     above = torch.ones(n, n, dtype=torch.bool).triu(1)
-    chosen = ("previous", "word start", "line start")
-    fig, axes = plt.subplots(len(chosen), 1, figsize=(5, 5 * len(chosen)))
+    chosen = ("1 back", "2 back", "line start")
+    fig, axes = plt.subplots(len(chosen), 1, figsize=(4.6, 4.6 * len(chosen)))
     for ax, pattern in zip(axes, chosen, strict=True):
         layer, head = divmod(means[pattern].argmax().item(), maps.shape[1])
         shown = maps[layer, head].masked_fill(above, float("nan"))

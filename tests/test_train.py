@@ -311,6 +311,10 @@ def test_same_seed_same_losses(in_tmp, small_text):
     train.main([*args, "--out", "c", "--seed", "7"])
     a, b, c = (losses(in_tmp / o / "metrics.jsonl") for o in "abc")
     assert a == b and a != c
+    # A new run over an old one's folder starts again, from step 0's
+    # evaluation of the untrained model.
+    train.main([*args, "--out", "a"])
+    assert losses(in_tmp / "a" / "metrics.jsonl") == a and a[0][0] == 0
 
 
 @pytest.mark.slow
