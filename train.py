@@ -20,7 +20,7 @@ line, checkpoint files, processes) comes last, in
 [Running it](#running-it). The recipe follows Andrej Karpathy's
 [nanoGPT](https://github.com/karpathy/nanoGPT) and, through it, GPT-2
 ([Radford et al., 2019](https://cdn.openai.com/better-language-models/language_models_are_unsupervised_multitask_learners.pdf)):
-its presets, initialisation, tied output layer, weight-decay groups and
+its `gpu` preset, initialisation, tied output layer, weight-decay groups and
 cosine schedule. Shapes use the letters of the [first chapter](mha.html#shapes):
 `B` batch, `S` sequence length, `D` width, `H` heads, `Dk` head width, `M`
 cache capacity, `L` blocks, `N` vocabulary size.
