@@ -663,6 +663,26 @@ def generate(
 # the settings of the sample below.
 
 
+# A model file for sharing (`runs/cpu/model.pt`) keeps only what sampling
+# needs: the weights, the configuration and the vocabulary. `load_model`
+# reads either kind.
+
+
+def model_file(state: dict) -> dict:
+    return {k: state[k] for k in ("model", "config", "vocab", "step")}
+
+
+def load_model(path: Path, device: torch.device) -> tuple[CharTransformer, Vocab]:
+    """The model and vocabulary saved in the checkpoint or model file `path`."""
+    state = load_checkpoint(path, device, keys=("model", "config", "vocab"))
+    known = Config.__dataclass_fields__
+    cfg = Config(**{k: v for k, v in state["config"].items() if k in known})
+    vocab = Vocab(state["vocab"])
+    model = CharTransformer(cfg, len(vocab)).to(device)
+    model.load_state_dict(state["model"])
+    return model.eval(), vocab
+
+
 # ## A recorded run
 #
 # Training the `cpu` preset takes minutes, more than building this page may
@@ -748,8 +768,6 @@ def show_loss_curve(folder: Path = RECORDED):
 
 
 #| show_loss_curve()  | alt: the recorded run's loss by step, from ln N down to below 2
-#| notebook: train(PRESETS["tiny"])
-#| notebook: sample(["--checkpoint", f"{PRESETS['tiny'].out}/ckpt.pt"])
 
 # ## What the trained heads look at
 #
@@ -985,26 +1003,6 @@ def check_out_folder(out: Path) -> None:
         raise RunError(f"--out {out}: is a file; expected a folder (new or a run's)")
 
 
-# A model file for sharing (`runs/cpu/model.pt`) keeps only what sampling
-# needs: the weights, the configuration and the vocabulary. `load_model`
-# reads either kind.
-
-
-def model_file(state: dict) -> dict:
-    return {k: state[k] for k in ("model", "config", "vocab", "step")}
-
-
-def load_model(path: Path, device: torch.device) -> tuple[CharTransformer, Vocab]:
-    """The model and vocabulary saved in the checkpoint or model file `path`."""
-    state = load_checkpoint(path, device, keys=("model", "config", "vocab"))
-    known = Config.__dataclass_fields__
-    cfg = Config(**{k: v for k, v in state["config"].items() if k in known})
-    vocab = Vocab(state["vocab"])
-    model = CharTransformer(cfg, len(vocab)).to(device)
-    model.load_state_dict(state["model"])
-    return model.eval(), vocab
-
-
 # ### The command line
 #
 # `python train.py` trains, from a `--preset` (the `cpu` one unless told)
@@ -1057,6 +1055,10 @@ def main(argv: Sequence[str] | None = None) -> None:
             train(cfg)
     except RunError as e:
         sys.exit(f"train.py: error: {e}")
+
+
+#| notebook: train(PRESETS["tiny"])
+#| notebook: sample(["--checkpoint", f"{PRESETS['tiny'].out}/ckpt.pt"])
 
 
 if __name__ == "__main__":
