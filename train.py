@@ -607,7 +607,8 @@ def next_token(logits, temperature: float, top_k: int | None, rng) -> int:
 # attention among them, $O(S^2)$. With the key/value caches of `mha.py`, each
 # block keeps the keys and values of the positions it has seen, so a new
 # character costs the work of one position and its attention over the cached
-# ones, $O(S)$.
+# ones, $O(S)$. The first chapter checks that [the cache](mha.html#KVCache)
+# gives the same result, and shows a recorded timing of both ways.
 #
 # The window cannot slide one character at a time past `context`: position
 # embeddings are absolute, and every cached key was computed at its old
