@@ -748,7 +748,7 @@ def plot_recorded_kv_timing(path: Path = KV_TIMING) -> None:
     report.plot_kv_timing(record)
 
 
-#| plot_recorded_kv_timing()  | alt: ms per token: grows with prefix, flat with cache
+#| plot_recorded_kv_timing()  | alt: ms per token: recomputing grows faster than cached
 
 # ## A decoder layer with cross-attention
 #
