@@ -67,6 +67,7 @@ import torch.nn.functional as F
 from torch import nn
 
 import mha_report as report
+from literate.words import tr  # a figure's words in the page's language
 
 # ## Attention on four tokens
 #
@@ -295,7 +296,13 @@ def masks_example() -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
 def draw_masks() -> None:
     weights, hidden = masks_example()
     names = ["t0", "t1", "t2", "t3", "pad4", "pad5"]
-    report.draw_heatmaps(weights, names, names, hidden=hidden)
+    titles = {"causal": tr("causal"), "padding": tr("padding"), "both": tr("both")}
+    report.draw_heatmaps(
+        {titles[name]: w for name, w in weights.items()},
+        names,
+        names,
+        hidden={titles[name]: h for name, h in hidden.items()},
+    )
 
 
 #| draw_masks()  | alt: weights under the causal, padding and both masks, hatched
@@ -948,8 +955,11 @@ def reversal_demo() -> None:
     source, guess, weights = score_reverser(train_reverser())
     first = [str(d) for d in source[0].tolist()]
     written = [str(d) for d in guess[0].tolist()]
-    panels = {f"head {h}": weights[0, h] for h in range(weights.shape[1])}
-    report.draw_heatmaps(panels, written, first, xlabel="source", ylabel="output")
+    head = tr("head {h}")
+    panels = {head.format(h=h): weights[0, h] for h in range(weights.shape[1])}
+    report.draw_heatmaps(
+        panels, written, first, xlabel=tr("source"), ylabel=tr("output")
+    )
 
 
 #| reversal_demo()  | alt: cross-attention weights of the reverser: an anti-diagonal

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import torch
 
+from literate.words import tr
+
 # ## Records of results
 
 
@@ -99,7 +101,9 @@ def format_check_table(rows: list[CheckRow]) -> str:
 # ## Figures
 #
 # Each function draws and leaves the figure open; the page shows it. They
-# import matplotlib when called, so `mha.py` does not need it.
+# import matplotlib when called, so `mha.py` does not need it. Every word
+# drawn goes through `tr`, which gives it in the language of the page that
+# shows the figure (see `literate.words`).
 
 
 def draw_heatmaps(
@@ -109,13 +113,14 @@ def draw_heatmaps(
     *,
     hidden: dict[str, torch.Tensor] | None = None,
     numbers: bool = False,
-    xlabel: str = "key",
-    ylabel: str = "query",
+    xlabel: str | None = None,
+    ylabel: str | None = None,
 ) -> None:
     """One heatmap per panel `[rows, columns]`, weights from 0 to 1.
 
     `hidden[title]` is a boolean `[rows, columns]`, `True` on cells to leave
     empty and hatch (masked cells). `numbers` writes each weight in its cell.
+    The axes are labelled key and query unless `xlabel` and `ylabel` say else.
     """
     import matplotlib.pyplot as plt
 
@@ -152,9 +157,9 @@ def draw_heatmaps(
             ax.set_title(title)
         ax.set_xticks(range(len(columns)), columns, fontsize=10)
         ax.set_yticks(range(len(rows)), rows, fontsize=10)
-        ax.set_xlabel(xlabel)
-    axes[0][0].set_ylabel(ylabel)
-    fig.colorbar(image, ax=list(axes[0]), shrink=0.8, label="weight")
+        ax.set_xlabel(xlabel or tr("key"))
+    axes[0][0].set_ylabel(ylabel or tr("query"))
+    fig.colorbar(image, ax=list(axes[0]), shrink=0.8, label=tr("weight"))
 
 
 def plot_scaling(rows: list[ScalingRow]) -> None:
@@ -164,15 +169,15 @@ def plot_scaling(rows: list[ScalingRow]) -> None:
     d_k = [r.d_k for r in rows]
     fig, (peak, grad) = plt.subplots(1, 2, figsize=(8, 3.2))
     for ax, field, label in (
-        (peak, "peak", "largest weight, mean"),
-        (grad, "grad", "‖∂p/∂s‖, mean"),
+        (peak, "peak", tr("largest weight, mean")),
+        (grad, "grad", tr("‖∂p/∂s‖, mean")),
     ):
         raw = [getattr(r, f"{field}_raw") for r in rows]
         scaled = [getattr(r, f"{field}_scaled") for r in rows]
         ax.plot(d_k, raw, marker="o", label="q·k")
         ax.plot(d_k, scaled, marker="o", label="q·k / √d_k")
         ax.set_xscale("log", base=2)
-        ax.set_xlabel("d_k (log scale)")
+        ax.set_xlabel(tr("d_k (log scale)"))
         ax.set_ylabel(label)
         ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3)
@@ -186,12 +191,13 @@ def plot_kv_timing(record: dict) -> None:
 
     fig, ax = plt.subplots(figsize=(5.5, 3.4))
     prefix = record["prefix"]
-    ax.plot(prefix, record["recompute_ms"], marker="o", label="recompute the prefix")
-    ax.plot(prefix, record["cache_ms"], marker="o", label="key/value cache")
+    recompute, cache = tr("recompute the prefix"), tr("key/value cache")
+    ax.plot(prefix, record["recompute_ms"], marker="o", label=recompute)
+    ax.plot(prefix, record["cache_ms"], marker="o", label=cache)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ax.set_xlabel("tokens already generated (log scale)")
-    ax.set_ylabel("ms per new token (log scale)")
+    ax.set_xlabel(tr("tokens already generated (log scale)"))
+    ax.set_ylabel(tr("ms per new token (log scale)"))
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()

@@ -62,6 +62,7 @@ import torch.nn.functional as F
 from labml import monit, tracker
 from torch import nn
 
+from literate.words import tr  # a figure's words in the page's language
 from mha import KVCache, MultiHeadAttention
 from trainkit import RunError
 from trainkit.checkpoints import (
@@ -818,7 +819,7 @@ def show_heads(path: Path = RECORDED / "model.pt", text: str = PASSAGE, n: int =
         ax.imshow(shown, cmap="viridis", norm=PowerNorm(0.5, 0, 1))
         ax.set_xticks([])
         ax.set_yticks([])
-        ax.set_title(f"layer {layer}, head {head}", fontsize=8)
+        ax.set_title(tr("layer {l}, head {h}").format(l=layer, h=head), fontsize=8)
     fig.tight_layout()
     return fig
 
@@ -910,17 +911,19 @@ def show_chosen_heads(path: Path = RECORDED / "model.pt", n: int = 36):
     maps = attention_maps(model, vocab.encode(text))  # [L, H, S, S]
     labels = [{"\n": "↵", " ": "·"}.get(c, c) for c in text]
     above = torch.ones(n, n, dtype=torch.bool).triu(1)
-    chosen = ("1 back", "2 back", "line start")
+    chosen = {"1 back": tr("1 back"), "2 back": tr("2 back")}
+    chosen["line start"] = tr("line start")  # pattern -> its name on the page
     fig, axes = plt.subplots(len(chosen), 1, figsize=(4.6, 4.6 * len(chosen)))
-    for ax, pattern in zip(axes, chosen, strict=True):
+    for ax, (pattern, name) in zip(axes, chosen.items(), strict=True):
         layer, head = divmod(means[pattern].argmax().item(), maps.shape[1])
         shown = maps[layer, head].masked_fill(above, float("nan"))
         ax.imshow(shown, cmap="viridis", norm=PowerNorm(0.5, 0, 1))
         ax.set_xticks(range(n), labels, fontsize=7)
         ax.set_yticks(range(n), labels, fontsize=7)
-        ax.set_title(f"{pattern}: layer {layer}, head {head}", fontsize=10)
-        ax.set_xlabel("read (key)")
-        ax.set_ylabel("reading (query)")
+        title = tr("{name}: layer {l}, head {h}").format(name=name, l=layer, h=head)
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel(tr("read (key)"))
+        ax.set_ylabel(tr("reading (query)"))
     fig.tight_layout()
     return fig
 

@@ -46,6 +46,10 @@ class ModuleCode:
     uses: tuple[frozenset[str], ...]  # names each statement loads
     imports: tuple[tuple[Need, ...], ...]  # repository modules each imports
     on_import: tuple[int, ...]  # statements that bind nothing, run on import
+    words: tuple[tuple[str, ...], ...] = ()  # `tr("...")` literals of each
+    # Names each statement uses only as `name.attribute`, with those attributes.
+    attributes: tuple[dict[str, frozenset[str]], ...] = ()
+    modules: tuple[Path | None, ...] = ()  # the file an `import m (as n)` binds
 
 
 def code_key(
@@ -56,14 +60,15 @@ def code_key(
     packages: tuple[str, ...] = PACKAGES,
 ) -> str:
     """The hex digest for `expr` evaluated in the module at `root / source`."""
-    names = _uses(ast.parse(expr, mode="eval"))
+    tree = ast.parse(expr, mode="eval")
+    names, used_as = _uses(tree), _attributes(tree)
     payload = {
         "salt": salt,
         "python": platform.python_version(),
         "packages": versions(tuple(packages)),
         "source": source,
         "expr": expr,
-        "code": sorted(reachable_code(root, root / source, names)),
+        "code": sorted(reachable_code(root, root / source, names, used_as)),
     }
     text = json.dumps(payload, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(text.encode()).hexdigest()
@@ -81,14 +86,43 @@ def versions(packages: tuple[str, ...] = PACKAGES) -> dict[str, str]:
     return found
 
 
-def reachable_code(root: Path, path: Path, names: set[str]) -> set[str]:
+def reachable_code(
+    root: Path, path: Path, names: set[str], used_as: dict | None = None
+) -> set[str]:
     """The statements (`file: code`) that evaluating `names` in `path` can run."""
+    return {
+        f"{file.relative_to(root).as_posix()}: {analyse(root, file).statements[i]}"
+        for file, i in _reach(root, path, names, used_as)
+    }
+
+
+def example_words(root: Path, source: str, expr: str) -> tuple[str, ...]:
+    """The `tr("...")` words (see `literate.words`) that `expr` can reach, sorted."""
+    tree = ast.parse(expr, mode="eval")
+    found = {
+        word
+        for file, i in _reach(root, root / source, _uses(tree), _attributes(tree))
+        for word in analyse(root, file).words[i]
+    }
+    return tuple(sorted(found))
+
+
+def _reach(
+    root: Path, path: Path, names: set[str], used_as: dict | None = None
+) -> set[tuple[Path, int]]:
+    """The (file, statement index) pairs that evaluating `names` can run.
+
+    `used_as[name]`: the attributes used of a name that is used only as
+    `name.attribute`; of a module imported whole, only those are followed.
+    """
+    used_as = used_as or {}
     seen: set[tuple[Path, int]] = set()
     visited: set[Path] = set()
-    code: set[str] = set()
-    work: list[Need] = [(path, name) for name in names]
+    # (file, name, the attributes used of it; None: all of it)
+    work: list[tuple[Path, str | None, frozenset[str] | None]]
+    work = [(path, name, used_as.get(name)) for name in names]
     while work:
-        file, name = work.pop()
+        file, name, attributes = work.pop()
         module = analyse(root, file)
         wanted = list(module.binds.get(name, ())) if name else []
         if name is None:
@@ -97,14 +131,20 @@ def reachable_code(root: Path, path: Path, names: set[str]) -> set[str]:
             visited.add(file)
             wanted += module.on_import
         for index in wanted:
+            imported = module.modules[index]
+            if attributes is not None and imported:
+                # `import m as n` used only as `n.a`: follow m's `a` alone.
+                seen.add((file, index))
+                work += [(imported, a, None) for a in attributes]
+                work.append((imported, "", None))  # m's statements run on import
+                continue
             if (file, index) in seen:
                 continue
             seen.add((file, index))
-            rel = file.relative_to(root).as_posix()
-            code.add(f"{rel}: {module.statements[index]}")
-            work += [(file, used) for used in module.uses[index]]
-            work += module.imports[index]
-    return code
+            used_as = module.attributes[index]
+            work += [(file, used, used_as.get(used)) for used in module.uses[index]]
+            work += [(f, n, None) for f, n in module.imports[index]]
+    return seen
 
 
 def analyse(root: Path, path: Path) -> ModuleCode:
@@ -127,6 +167,9 @@ def _analyse(root: Path, path: Path, _mtime: int, _size: int) -> ModuleCode:
             on_import.append(index)
     imports = tuple(tuple(_imports(root, path, s)) for s in statements)
     uses = tuple(frozenset(_uses(s)) for s in statements)
+    words = tuple(tuple(_words(s)) for s in statements)
+    attributes = tuple(_attributes(s) for s in statements)
+    modules = tuple(_module_of(root, path, s) for s in statements)
     for statement in statements:
         _drop_docstrings(statement)
     return ModuleCode(
@@ -135,7 +178,47 @@ def _analyse(root: Path, path: Path, _mtime: int, _size: int) -> ModuleCode:
         uses=uses,
         imports=imports,
         on_import=tuple(on_import),
+        words=words,
+        attributes=attributes,
+        modules=modules,
     )
+
+
+def _attributes(node: ast.AST) -> dict[str, frozenset[str]]:
+    """The names that `node` loads only as `name.attribute`, with the attributes."""
+    used: dict[str, set[str]] = {}
+    bare: set[str] = set()
+    parents = {child: n for n in ast.walk(node) for child in ast.iter_child_nodes(n)}
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store):
+            parent = parents.get(n)
+            if isinstance(parent, ast.Attribute) and parent.value is n:
+                used.setdefault(n.id, set()).add(parent.attr)
+            else:
+                bare.add(n.id)
+    return {name: frozenset(a) for name, a in used.items() if name not in bare}
+
+
+def _module_of(root: Path, path: Path, statement: ast.stmt) -> Path | None:
+    """The repository file that `import m` or `import m as n` binds, if any."""
+    if not isinstance(statement, ast.Import) or len(statement.names) != 1:
+        return None
+    name = statement.names[0].name
+    files = _module_files(root, path, name) if "." not in name else []
+    return files[-1] if files else None
+
+
+def _words(node: ast.AST) -> list[str]:
+    """The string literals passed to `tr(...)` or `something.tr(...)` in `node`."""
+    found = []
+    for call in ast.walk(node):
+        if not isinstance(call, ast.Call) or len(call.args) != 1:
+            continue
+        name = getattr(call.func, "id", None) or getattr(call.func, "attr", None)
+        arg = call.args[0]
+        if name == "tr" and isinstance(getattr(arg, "value", None), str):
+            found.append(arg.value)
+    return found
 
 
 def _skipped(statement: ast.stmt, body: list[ast.stmt]) -> bool:

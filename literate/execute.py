@@ -19,6 +19,11 @@ the repository root, with matplotlib's Agg backend and the style below. Each
 result is cached under a key made from everything that can change it (see
 `literate.cache_key`): a build where nothing changed starts no process, and
 editing one function re-runs only the examples that reach it.
+
+For a translated page, the examples that reach a `tr("...")` word (see
+`literate.words`) run again with that language's words, and with a font
+that has its glyphs; the others show the English page's outputs. A glyph
+missing from the fonts is an error naming the example's line.
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ import traceback
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
-from literate.cache_key import PACKAGES, code_key
+from literate.cache_key import PACKAGES, code_key, example_words
 from literate.directives import Example, ExecuteError, page_examples
 from literate.directives import read_directive as read_directive  # re-exported
 from literate.model import Output, Page
@@ -67,6 +72,13 @@ STYLE = {
     "svg.hashsalt": "literate",
     "svg.fonttype": "path",
 }
+# The fonts of a language's figures: DejaVu Sans (matplotlib's, for Latin,
+# Greek and math symbols), then one with the language's glyphs (Debian's
+# fonts-noto-cjk). Languages not listed draw with DejaVu Sans alone.
+FONTS = {
+    "ja": ["DejaVu Sans", "Noto Sans CJK JP"],
+    "zh": ["DejaVu Sans", "Noto Sans CJK SC"],
+}
 # Bump when what a cache entry holds, or how it is made, changes.
 FORMAT = 1
 
@@ -79,31 +91,50 @@ def execute_page(
     root: Path | None = None,
     timeout: float = TIMEOUT,
     packages: tuple[str, ...] = PACKAGES,
+    lang: str = "",
+    words: dict[str, str] | None = None,
 ) -> Page:
     """`page` with the outputs of its examples; runs only what is not cached.
 
     `source_path` is the file `page` was parsed from; the repository root is
     the folder that `page.source` is relative to, unless `root` is given.
     `cache_dir` defaults to `.cache/outputs` under the root; `packages` are
-    the installed packages whose versions count for the cache key.
+    the installed packages whose versions count for the cache key. For a
+    translated page, `lang` is its language and `words` its table (English
+    -> translation, checked): the examples' `tr` words and alt texts.
     """
     examples = [e for e in page_examples(page) if not e.notebook_only]
     if not examples:
         return page
     root = (root or _root_of(Path(source_path), page.source)).resolve()
     cache = Cache(root / (cache_dir or DEFAULT_CACHE), root)
-    keys = {e.line: _example_key(e, page.source, root, packages) for e in examples}
+    words = words or {}
+    drawn = _drawing(examples, page.source, root, packages, cache) if lang else set()
+    used = {
+        e.line: _used_words(e, page.source, root, lang, words)
+        if e.line in drawn
+        else {}
+        for e in examples
+    }
+    keys = {
+        e.line: _example_key(e, page.source, root, packages, lang, used[e.line])
+        for e in examples
+    }
     results = {e.line: cache.get(keys[e.line]) for e in examples}
     pending = [e for e in examples if results[e.line] is None]
     if pending:
-        log.info("%s: running %d example(s)", page.source, len(pending))
-        done, failure = _run(page.source, root, pending, timeout)
+        log.info("%s: running %d example(s) %s", page.source, len(pending), lang)
+        language = (lang, {w: v for e in pending for w, v in used[e.line].items()})
+        done, failure = _run(page.source, root, pending, timeout, language)
         for result in done:  # those that succeeded, even if a later one failed
             cache.put(keys[result["line"]], result)
             results[result["line"]] = result
         if failure:
             raise failure
-    outputs = {e.line: _outputs(e, results[e.line], page.source) for e in examples}
+    outputs = {
+        e.line: _outputs(e, results[e.line], page.source, words.get(e.alt) or e.alt)
+        for e in examples
+    }
     sections = tuple(
         replace(
             s,
@@ -125,16 +156,62 @@ def _root_of(source_path: Path, source: str) -> Path:
     return path.parents[len(parts) - 1]
 
 
+def _drawing(
+    examples: list[Example],
+    source: str,
+    root: Path,
+    packages: tuple[str, ...],
+    cache: Cache,
+) -> set[int]:
+    """The lines of the examples whose English result has figures (or is not
+    cached): only a figure shows `tr` words, so only those run per language."""
+    drawn = set()
+    for example in examples:
+        result = cache.get(_example_key(example, source, root, packages))
+        if result is None or result["figures"]:
+            drawn.add(example.line)
+    return drawn
+
+
+def _used_words(
+    example: Example, source: str, root: Path, lang: str, words: dict[str, str]
+) -> dict[str, str]:
+    """The `tr` words `example` reaches, with their translations in `lang`.
+
+    {} for an English page, or an example that reaches none: its output is
+    then the English page's.
+    """
+    if not lang or lang == "en":
+        return {}
+    return {w: words.get(w, "") for w in example_words(root, source, example.expr)}
+
+
 def _example_key(
-    example: Example, source: str, root: Path, packages: tuple[str, ...]
+    example: Example,
+    source: str,
+    root: Path,
+    packages: tuple[str, ...],
+    lang: str = "",
+    used: dict[str, str] | None = None,
 ) -> str:
-    """The cache key: the example, the code it reaches, and the versions."""
-    salt = {"format": FORMAT, "style": STYLE}
+    """The cache key: the example, the code it reaches, and the versions.
+
+    With `used` words, also the language, its fonts and those translations.
+    """
+    salt: dict = {"format": FORMAT, "style": STYLE}
+    if used:
+        salt |= {"lang": lang, "fonts": FONTS.get(lang), "words": used}
     return code_key(root, source, example.expr, salt, packages)
 
 
-def _outputs(example: Example, result: dict, source: str) -> tuple[Output, ...]:
-    """A cached result as Outputs: its text, then its figures with alt text."""
+def _outputs(
+    example: Example, result: dict, source: str, alt: str = ""
+) -> tuple[Output, ...]:
+    """A cached result as Outputs: its text, then its figures with alt text.
+
+    `alt` is the example's alt text in the page's language (default: its own).
+    """
+    alt = alt or example.alt
     outputs = []
     if result["text"]:
         outputs.append(Output(example.line, "text", text=result["text"]))
@@ -147,11 +224,9 @@ def _outputs(example: Example, result: dict, source: str) -> tuple[Output, ...]:
             "end the line with `| alt: what the figure shows`",
         )
     for i, svg in enumerate(figures, 1):
-        alt = (
-            example.alt if len(figures) == 1 else f"{example.alt} ({i}/{len(figures)})"
-        )
+        numbered = alt if len(figures) == 1 else f"{alt} ({i}/{len(figures)})"
         url = "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode()
-        outputs.append(Output(example.line, "image", image=url, alt=alt))
+        outputs.append(Output(example.line, "image", image=url, alt=numbered))
     return tuple(outputs)
 
 
@@ -208,12 +283,17 @@ def scrub(text: str, root: Path, home: Path | None = None) -> str:
 
 
 def _run(
-    source: str, root: Path, pending: list[Example], timeout: float
+    source: str,
+    root: Path,
+    pending: list[Example],
+    timeout: float,
+    language: tuple[str, dict[str, str]] = ("", {}),
 ) -> tuple[list[dict], ExecuteError | None]:
     """Run `pending` in a fresh interpreter: the results, and the failure if any.
 
     Examples run in order and stop at the first that fails; the results of
-    those before it come back too, so that they can be cached.
+    those before it come back too, so that they can be cached. `language` is
+    the page's language and the `tr` words with their translations.
     """
     literate_home = str(Path(__file__).resolve().parents[1])
     env = dict(os.environ, MPLBACKEND="Agg", PYTHONHASHSEED="0")
@@ -227,6 +307,8 @@ def _run(
             "source": source,
             "examples": [[e.line, e.expr, e.hide_value] for e in pending],
             "results": str(out),
+            "lang": language[0],
+            "words": language[1],
         }
         first = pending[0].line
         try:
@@ -270,7 +352,8 @@ def child_main() -> None:
     reads = _record_reads(root)
     results, error = [], None
     try:
-        _setup_matplotlib()
+        _setup_matplotlib(request.get("lang", ""))
+        _use_words(request.get("words") or {})
         module = _import(root / source)
         imported = set(reads)
         for line, expr, hide in request["examples"]:
@@ -288,13 +371,26 @@ def child_main() -> None:
     Path(request["results"]).write_text(json.dumps(reply), encoding="utf-8")
 
 
-def _setup_matplotlib() -> None:
+def _setup_matplotlib(lang: str = "") -> None:
+    """Agg, the style, the language's fonts; a missing glyph is an error."""
+    import warnings
+
+    warnings.filterwarnings("error", "Glyph .* missing from font")
     try:
         import matplotlib
     except ImportError:
         return
     matplotlib.use("Agg")
     matplotlib.rcParams.update(STYLE)
+    if lang in FONTS:
+        matplotlib.rcParams["font.family"] = FONTS[lang]
+
+
+def _use_words(words: dict[str, str]) -> None:
+    """Give `literate.words.tr` the page's translations (those not empty)."""
+    from literate import words as module
+
+    module.use({k: v for k, v in words.items() if v.strip()})
 
 
 def _import(path: Path):

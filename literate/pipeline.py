@@ -29,8 +29,8 @@ from literate.parse import parse
 from literate.render import MARKDOWN_EXTENSIONS, render_page, render_page_tolerant
 from literate.textfile import read_utf8
 from literate.translate import translate_page
-from literate.translations.check import Term, load_glossary
-from literate.translations.layout import glossary_path, table_path
+from literate.translations.check import Term, check_entry, load_glossary
+from literate.translations.layout import figure_keys, glossary_path, table_path
 from literate.translations.status import status_in, status_markdown
 from literate.translations.tables import load_table
 
@@ -67,6 +67,7 @@ class Pipeline:
         self.extensions = tuple(extensions)
         self.formulas = Katex.for_dist(self.root / katex)
         self._english: dict[str, Page] = {}
+        self._executed: dict[tuple[str, str], Page] = {}
         self._glossaries: dict[str, tuple[Term, ...]] = {}
 
     def read(self, source: str) -> str:
@@ -96,17 +97,39 @@ class Pipeline:
         """`source` in `lang`, from its table and the language's glossary.
 
         Without a table every section shows its English, marked untranslated.
+        The examples that draw `tr` words run again in `lang` (see execute).
         """
         english = self.english(source)
         if lang == SOURCE_LANGUAGE:
             return english
-        table = table_path(self.root, lang, source)
-        return translate_page(
-            english,
-            lang,
-            load_table(table) if table.exists() else {},
-            self.glossary(lang),
-        )
+        path = table_path(self.root, lang, source)
+        table = load_table(path) if path.exists() else {}
+        if self.run_examples:
+            english = self._in_language(source, lang, table)
+        # The figures' words and alt texts are not prose (nor old prose).
+        figures = set(figure_keys(self.root, english))
+        prose = {k: v for k, v in table.items() if k not in figures}
+        return translate_page(english, lang, prose, self.glossary(lang))
+
+    def _in_language(self, source: str, lang: str, table: dict[str, str]) -> Page:
+        """The English page with its examples' outputs for `lang`."""
+        if (source, lang) not in self._executed:
+            glossary = self.glossary(lang)
+            words = {
+                k: v
+                for k, v in table.items()
+                if v.strip() and not check_entry(k, v, glossary)
+            }
+            self._executed[source, lang] = execute_page(
+                self.english(source),
+                self.root / source,
+                root=self.root,
+                timeout=self.timeout,
+                packages=self.packages,
+                lang=lang,
+                words=words,
+            )
+        return self._executed[source, lang]
 
     def glossary(self, lang: str) -> tuple[Term, ...]:
         if lang not in self._glossaries:
@@ -144,9 +167,12 @@ class Pipeline:
         """Read `source` (or every source, and the glossaries) again next time."""
         if source is None:
             self._english.clear()
+            self._executed.clear()
             self._glossaries.clear()
         else:
             self._english.pop(source, None)
+            for lang_key in [k for k in self._executed if k[0] == source]:
+                del self._executed[lang_key]
 
     def close(self) -> None:
         """Stop the KaTeX process (the next formula starts another)."""

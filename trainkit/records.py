@@ -15,6 +15,8 @@ import json
 import os
 from pathlib import Path
 
+from literate.words import tr  # the figure's words in the page's language
+
 
 class Metrics:
     """Records in memory, written out whole (atomically) on `write()`."""
@@ -82,8 +84,9 @@ def loss_figure(metrics: Metrics, title: str = "", baseline: float | None = None
         color="tab:gray",
         linewidth=1.5,
         zorder=3,
-        label="training batches (mean of each log_interval)",
+        label=tr("training batches (mean of each log_interval)"),
     )
+    names = {"train": tr("train (evaluation)"), "val": tr("val (evaluation)")}
     for key, colour, marker in (("train", "tab:blue", "o"), ("val", "tab:orange", "s")):
         ax.plot(
             [r["step"] for r in evals],
@@ -93,12 +96,12 @@ def loss_figure(metrics: Metrics, title: str = "", baseline: float | None = None
             linewidth=0.8,
             color=colour,
             zorder=4,
-            label=f"{key} (evaluation)",
+            label=names[key],
         )
     if baseline is not None:
         ax.axhline(baseline, color="tab:red", linestyle="--", linewidth=1)
         ax.annotate(
-            f"uniform: ln N = {baseline:.2f}",
+            tr("uniform: ln N = {n}").format(n=f"{baseline:.2f}"),
             (ax.get_xlim()[1], baseline),
             xytext=(-4, -4),
             textcoords="offset points",
@@ -106,8 +109,8 @@ def loss_figure(metrics: Metrics, title: str = "", baseline: float | None = None
             va="top",
             color="tab:red",
         )
-    ax.set_xlabel("step")
-    ax.set_ylabel("cross-entropy (nats per character)")
+    ax.set_xlabel(tr("step"))
+    ax.set_ylabel(tr("cross-entropy (nats per character)"))
     ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend()

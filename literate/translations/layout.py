@@ -88,7 +88,9 @@ def table_files(root: Path, lang: str) -> list[Path]:
 
 
 def current_keys(root: Path, source: str) -> list[str]:
-    """The keys of a source's title, summary and sections with prose, once each.
+    """The keys of a source's title, summary, sections with prose, figures' alt
+    texts and the `tr("...")` words its examples reach (see `literate.words`),
+    once each.
 
     Raises FileNotFoundError naming the source when it does not exist.
     """
@@ -99,7 +101,22 @@ def current_keys(root: Path, source: str) -> list[str]:
         raise FileNotFoundError(f"{source}: source file not found under {root}")
     page = parse(read_utf8(path, source), source)
     texts = [page.title, page.summary] + [section.docs for section in page.sections]
-    return list(dict.fromkeys(key(text) for text in texts if text.strip()))
+    keys = [key(text) for text in texts if text.strip()]
+    return list(dict.fromkeys(keys + figure_keys(root, page)))
+
+
+def figure_keys(root: Path, page) -> list[str]:
+    """The alt texts of a parsed page's examples, and the `tr` words they reach."""
+    from literate.cache_key import example_words
+    from literate.directives import page_examples
+
+    keys: list[str] = []
+    for example in page_examples(page):
+        if example.notebook_only:
+            continue
+        keys += [example.alt] if example.alt else []
+        keys += example_words(root.resolve(), page.source, example.expr)
+    return list(dict.fromkeys(keys))
 
 
 def relative(path: Path, root: Path) -> str:
