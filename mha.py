@@ -107,7 +107,7 @@ def toy_weights() -> torch.Tensor:
 def print_toy_weights() -> None:
     weights = toy_weights()
     with_sums = torch.cat([weights, weights.sum(-1, keepdim=True)], dim=-1)
-    print(report.matrix_table(with_sums, WORDS, WORDS + ["row sum"]))
+    print(report.matrix_table(with_sums, WORDS, WORDS + [tr("row sum")]))
 
 
 #| print_toy_weights()
@@ -348,7 +348,8 @@ def print_jacobian_norms(keys: int = 16) -> None:
         [name, f"{p.max():.3f}", f"{softmax_jacobian_norm(p):.3f}"]
         for name, p in rows.items()
     ]
-    print(report.markdown_table(["weights p", "max p", "‖∂p/∂s‖"], cells, align="lrr"))
+    header = [tr("weights p"), "max p", "‖∂p/∂s‖"]
+    print(report.markdown_table(header, cells, align="lrr"))
 
 
 #| print_jacobian_norms()

@@ -73,9 +73,9 @@ def matrix_table(
 
 
 def format_scaling_table(rows: list[ScalingRow]) -> str:
-    """The scaling experiment as a Markdown table."""
-    header = ["d_k", "Var raw", "Var scaled", "max p raw", "max p scaled"]
-    header += ["‖∂p/∂s‖ raw", "‖∂p/∂s‖ scaled", "kept"]
+    """The scaling experiment as a Markdown table (its headings through `tr`)."""
+    header = ["d_k", tr("Var raw"), tr("Var scaled"), tr("max p raw")]
+    header += [tr("max p scaled"), tr("‖∂p/∂s‖ raw"), tr("‖∂p/∂s‖ scaled"), tr("kept")]
     cells = [
         [f"{r.d_k}", f"{r.var_raw:.1f}", f"{r.var_scaled:.2f}"]
         + [f"{r.peak_raw:.3f}", f"{r.peak_scaled:.3f}"]
@@ -88,8 +88,8 @@ def format_scaling_table(rows: list[ScalingRow]) -> str:
 
 def format_check_table(rows: list[CheckRow]) -> str:
     """The comparison with PyTorch as a Markdown table of largest differences."""
-    header = ["case", "fused path", "explicit path", "weights"]
-    header += ["largest output", "NaN in PyTorch"]
+    header = [tr("case"), tr("fused path"), tr("explicit path"), tr("weights")]
+    header += [tr("largest output"), tr("NaN in PyTorch")]
     cells = [
         [r.case, f"{r.fused:.1e}", f"{r.explicit:.1e}", f"{r.weights:.1e}"]
         + [f"{r.size:.2f}", f"{r.nan_rows}"]

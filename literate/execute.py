@@ -109,13 +109,7 @@ def execute_page(
     root = (root or _root_of(Path(source_path), page.source)).resolve()
     cache = Cache(root / (cache_dir or DEFAULT_CACHE), root)
     words = words or {}
-    drawn = _drawing(examples, page.source, root, packages, cache) if lang else set()
-    used = {
-        e.line: _used_words(e, page.source, root, lang, words)
-        if e.line in drawn
-        else {}
-        for e in examples
-    }
+    used = {e.line: _used_words(e, page.source, root, lang, words) for e in examples}
     keys = {
         e.line: _example_key(e, page.source, root, packages, lang, used[e.line])
         for e in examples
@@ -154,23 +148,6 @@ def _root_of(source_path: Path, source: str) -> Path:
             source, 1, f"source_path {source_path} does not end with {source}"
         )
     return path.parents[len(parts) - 1]
-
-
-def _drawing(
-    examples: list[Example],
-    source: str,
-    root: Path,
-    packages: tuple[str, ...],
-    cache: Cache,
-) -> set[int]:
-    """The lines of the examples whose English result has figures (or is not
-    cached): only a figure shows `tr` words, so only those run per language."""
-    drawn = set()
-    for example in examples:
-        result = cache.get(_example_key(example, source, root, packages))
-        if result is None or result["figures"]:
-            drawn.add(example.line)
-    return drawn
 
 
 def _used_words(

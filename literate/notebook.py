@@ -18,6 +18,9 @@ parse again. The rules:
 - A notebook has no `__file__`; where the code uses it, a first cell sets
   it to the source's name, so the notebook runs as the source would from
   the folder it is opened in (the repository root).
+- A translated page's notebook, given the words its examples draw, starts
+  with a cell that hands them to `tr` (see `literate.words`), so its figures
+  and tables come out as the page shows them.
 
 A translated Page gives a notebook with the translated prose.
 """
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import ast
 import base64
+import json
 import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -59,8 +63,13 @@ def notebook_name(source: str) -> str:
     return PurePosixPath(source).with_suffix(".ipynb").name
 
 
-def page_to_notebook(page: Page) -> nbformat.NotebookNode:
-    """The notebook of `page`: its prose, code and examples, in source order."""
+def page_to_notebook(
+    page: Page, words: dict[str, str] | None = None
+) -> nbformat.NotebookNode:
+    """The notebook of `page`: its prose, code and examples, in source order.
+
+    `words`: the `tr` words of its examples in the page's language, if any.
+    """
     pieces = [_piece(s) for s in page.sections]
     starts, lines = [], []
     for piece in pieces:
@@ -80,11 +89,36 @@ def page_to_notebook(page: Page) -> nbformat.NotebookNode:
             (n for n, c in enumerate(cells) if c.cell_type == "code"), len(cells)
         )
         cells.insert(first_code, _file_cell(page.source))
+    if words:
+        first_code = next(
+            (n for n, c in enumerate(cells) if c.cell_type == "code"), len(cells)
+        )
+        cells.insert(first_code, _words_cell(words, page.lang))
     for n, cell in enumerate(cells):
         cell["id"] = f"cell-{n}"  # the same notebook from the same page
     notebook = v4.new_notebook(cells=cells)
     notebook.metadata.update(kernelspec=KERNEL, language_info={"name": "python"})
     return notebook
+
+
+def _words_cell(words: dict[str, str], lang: str) -> nbformat.NotebookNode:
+    """`tr`'s words, and the build's fonts for `lang` (with its glyphs)."""
+    from literate.execute import FONTS
+
+    def text(s: str) -> str:
+        return json.dumps(s, ensure_ascii=False)
+
+    entries = "".join(f"    {text(k)}: {text(v)},\n" for k, v in sorted(words.items()))
+    fonts = (
+        f"\nimport matplotlib\n\nmatplotlib.rcParams['font.family'] = {FONTS[lang]}"
+        if lang in FONTS
+        else ""
+    )
+    return v4.new_code_cell(
+        "# The words of the figures and tables in this page's language.\n"
+        "from literate.words import use\n\n"
+        f"use({{\n{entries}}})" + fonts
+    )
 
 
 def _file_cell(source: str) -> nbformat.NotebookNode:

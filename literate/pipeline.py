@@ -20,7 +20,8 @@ from pathlib import Path, PurePosixPath
 
 import nbformat
 
-from literate.cache_key import PACKAGES
+from literate.cache_key import PACKAGES, example_words
+from literate.directives import page_examples
 from literate.execute import TIMEOUT, execute_page
 from literate.katex import Katex
 from literate.model import Page, SourceError
@@ -29,10 +30,11 @@ from literate.parse import parse
 from literate.render import MARKDOWN_EXTENSIONS, render_page, render_page_tolerant
 from literate.textfile import read_utf8
 from literate.translate import translate_page
-from literate.translations.check import Term, check_entry, load_glossary
+from literate.translations.check import Term, load_glossary
 from literate.translations.layout import figure_keys, glossary_path, table_path
 from literate.translations.status import status_in, status_markdown
 from literate.translations.tables import load_table
+from literate.words import checked
 
 SOURCE_LANGUAGE = "en"  # the language the comments of the sources are in
 KATEX = "node_modules/katex/dist"  # the plugin's default `katex` option
@@ -114,12 +116,7 @@ class Pipeline:
     def _in_language(self, source: str, lang: str, table: dict[str, str]) -> Page:
         """The English page with its examples' outputs for `lang`."""
         if (source, lang) not in self._executed:
-            glossary = self.glossary(lang)
-            words = {
-                k: v
-                for k, v in table.items()
-                if v.strip() and not check_entry(k, v, glossary)
-            }
+            words = checked(table, self.glossary(lang))
             self._executed[source, lang] = execute_page(
                 self.english(source),
                 self.root / source,
@@ -160,8 +157,27 @@ class Pipeline:
         )
 
     def notebook(self, page: Page) -> str:
-        """The page as the text of a Jupyter notebook."""
-        return nbformat.writes(page_to_notebook(page))
+        """The page as the text of a Jupyter notebook.
+
+        A translated page's notebook gives `tr` the words its examples draw
+        in the page's language (see `literate.words`).
+        """
+        words = {}
+        if page.lang != SOURCE_LANGUAGE:
+            path = table_path(self.root, page.lang, page.source)
+            table = checked(load_table(path), self.glossary(page.lang))
+            words = (
+                {
+                    w: table[w]
+                    for e in page_examples(page)
+                    if not e.notebook_only
+                    for w in example_words(self.root, page.source, e.expr)
+                    if w in table
+                }
+                if path.exists()
+                else {}
+            )
+        return nbformat.writes(page_to_notebook(page, words))
 
     def forget(self, source: str | None = None) -> None:
         """Read `source` (or every source, and the glossaries) again next time."""

@@ -9,7 +9,9 @@
 for a translated page: then it returns the translation from that page's table
 (`translations/<lang>/<source>.json`, where the key is the English word), or
 the English when the table has none. So the example stays one function, and
-run by hand it draws English.
+run by hand it draws English. A translated page's notebook starts with a
+cell that calls `use` with the page's words, so that it draws and prints
+what the page shows.
 
 The argument must be a string literal: `literate translations update` finds
 each `tr("...")` that a page's examples can reach and adds it to the page's
@@ -30,3 +32,12 @@ def use(words: dict[str, str]) -> None:
     """Translate with `words` (English -> translation) from now on; {} for none."""
     _words.clear()
     _words.update(words)
+
+
+def checked(table: dict[str, str], glossary: tuple = ()) -> dict[str, str]:
+    """The entries of `table` that are translated and pass the check."""
+    from literate.translations.check import check_entry
+
+    return {
+        k: v for k, v in table.items() if v.strip() and not check_entry(k, v, glossary)
+    }

@@ -15,6 +15,7 @@ import pytest
 
 from literate import words
 from literate.cache_key import code_key, example_words
+from literate.directives import page_examples
 from literate.execute import ExecuteError, execute_page
 from literate.parse import parse
 from literate.pipeline import Pipeline
@@ -156,3 +157,22 @@ def test_the_site_figures_are_drawn_and_described_in_each_language(lang):
         for en, other in zip(ours, theirs, strict=True):
             assert svg(en) != svg(other), f"{source}:{en.directive} is English"
             assert CJK.search(other.alt), f"{source}:{en.directive}: {other.alt}"
+        # Printed tables whose headings are `tr` words: in the language too.
+        worded = {
+            e.line
+            for e in page_examples(english)
+            if not e.notebook_only and example_words(ROOT, source, e.expr)
+        }
+        texts = [
+            (o, t)
+            for o, t in zip(outputs(english), outputs(translated), strict=True)
+            if o.kind == "text" and o.directive in worded and o.text.startswith("|")
+        ]
+        assert texts or source != "mha.py"
+        for en, other in texts:
+            heading = other.text.split("\n")[0]
+            assert CJK.search(heading) and not CJK.search(en.text), en.directive
+
+
+def outputs(page) -> list:
+    return [o for s in page.sections for o in s.outputs]

@@ -240,8 +240,8 @@ def run_as_built(source: str, lang: str, cwd: Path):
     the kernel. Returns the executed notebook.
     """
     page = BUILT.page(source, lang)
-    built = page_to_notebook(page)
-    ran = page_to_notebook(page)
+    built = nbformat.reads(BUILT.notebook(page), as_version=4)
+    ran = nbformat.reads(BUILT.notebook(page), as_version=4)
     execute(ran, cwd)
     compared = 0
     for before, after in zip(built.cells, ran.cells, strict=False):
