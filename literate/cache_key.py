@@ -117,6 +117,7 @@ def _reach(
     """
     used_as = used_as or {}
     seen: set[tuple[Path, int]] = set()
+    partly: set[tuple[Path, int]] = set()  # imports followed by attribute only
     visited: set[Path] = set()
     # (file, name, the attributes used of it; None: all of it)
     work: list[tuple[Path, str | None, frozenset[str] | None]]
@@ -134,13 +135,16 @@ def _reach(
             imported = module.modules[index]
             if attributes is not None and imported:
                 # `import m as n` used only as `n.a`: follow m's `a` alone.
-                seen.add((file, index))
+                if (file, index) not in seen:
+                    seen.add((file, index))
+                    partly.add((file, index))
                 work += [(imported, a, None) for a in attributes]
                 work.append((imported, "", None))  # m's statements run on import
                 continue
-            if (file, index) in seen:
+            if (file, index) in seen and (file, index) not in partly:
                 continue
             seen.add((file, index))
+            partly.discard((file, index))
             used_as = module.attributes[index]
             work += [(file, used, used_as.get(used)) for used in module.uses[index]]
             work += [(f, n, None) for f, n in module.imports[index]]

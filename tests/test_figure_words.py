@@ -176,3 +176,16 @@ def test_the_site_figures_are_drawn_and_described_in_each_language(lang):
 
 def outputs(page) -> list:
     return [o for s in page.sections for o in s.outputs]
+
+
+def test_a_module_used_whole_anywhere_counts_whole(root):
+    # Five functions use `labels.label` only, one uses `labels` whole: in
+    # whichever order they are followed, all of `labels` counts.
+    partly = "".join(f"def p{i}():\n    return labels.label()\n\n\n" for i in range(5))
+    (root / "uses.py").write_text(
+        f"import labels\n\n\n{partly}def whole():\n    return labels\n",
+        encoding="utf-8",
+    )
+    expr = "(p0(), p1(), p2(), p3(), p4(), whole())"
+    assert example_words(root, "uses.py", expr) == ("never drawn", "step")
+    assert example_words(root, "uses.py", "p0()") == ("step",)
