@@ -206,10 +206,11 @@ def check_toy_attention() -> None:
 # ## Masks
 #
 # A mask says which keys each query may use. Two are so common that they get
-# helpers; both return booleans with `True` = may attend. Other code uses the
-# opposite polarity: in `torch.nn.MultiheadAttention`, `True` means *may
-# not* attend, and the Annotated Transformer fills the scores where
-# `mask == 0`. Check which one a mask follows before passing it on.
+# helpers; both return booleans with `True` = may attend. Other code may
+# differ: in `torch.nn.MultiheadAttention`, `True` means *may not* attend,
+# while the Annotated Transformer keeps our meaning with 0/1 masks, filling
+# the scores where `mask == 0`. Check which one a mask follows before passing
+# it on.
 #
 # **Causal.** A language model learns to predict the token after each
 # position, so the output at position $i$ must not use the tokens after it:
