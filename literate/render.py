@@ -56,6 +56,9 @@ MARKDOWN_EXTENSIONS = ("tables", "sane_lists", "admonition", "def_list")
 _RESERVED = re.compile("[\ue000\ue001\x02\x03]")
 _TOKEN_RE = re.compile("\ue000(\\d+)\ue001")
 _BLOCK_TOKEN_RE = re.compile("<p>\ue000(\\d+)\ue001</p>")
+# A token and the punctuation right after it: an inline formula keeps the
+# comma or full stop that follows it on its line ("1," never "1⏎,").
+_TOKEN_PUNCT_RE = re.compile("\ue000(\\d+)\ue001([,.;:!?)，。、；：！？）」』]*)")
 _SPLIT_TAGS_RE = re.compile(r"(<[^>]*>)")
 _URL_ATTR_RE = re.compile(r'\s(href|src)="([^"]*)"')
 # Search indexes the prose, not KaTeX's glyph boxes or the line numbers.
@@ -330,7 +333,7 @@ def _put_back(body: str, prose: _Prose, math: dict) -> str:
         else:
             # Inside a link's text, a URL or an <a> is text: links do not nest.
             spans = _Spans(prose, math, open_tags, in_link > 0)
-            out.append(_TOKEN_RE.sub(spans.inline, piece))
+            out.append(_TOKEN_PUNCT_RE.sub(spans.inline_then_punctuation, piece))
     # Raw tags the prose opened and never closed end with it.
     out.extend(f"</{name}>" for name in reversed(open_tags))
     return "".join(out)
@@ -369,6 +372,12 @@ class _Spans:
     math: dict
     open_tags: list[str]  # raw tags opened by the prose and not yet closed
     in_link: bool
+
+    def inline_then_punctuation(self, match: re.Match[str]) -> str:
+        rendered, punctuation = self.inline(match), match.group(2)
+        if punctuation and rendered.startswith(_KATEX_OPEN_EXCLUDED):
+            return f'<span class="lit-nobr">{rendered}{punctuation}</span>'
+        return rendered + punctuation
 
     def inline(self, match: re.Match[str]) -> str:
         span = self.prose.spans[int(match.group(1))]

@@ -429,3 +429,13 @@ def test_cli_renders_other_languages_and_runs_translations(capsys):
     assert "未翻訳です" in fragment
     assert main(["translations", "check", "xx"]) == 1
     assert "translations/xx: no such language folder" in capsys.readouterr().out
+
+
+def test_an_inline_formula_keeps_the_punctuation_after_it_on_its_line():
+    html = render_source(
+        '"""# T\n\nMean $0$ and variance $1$, then $x$。 and $y$ alone."""\n'
+    )
+    assert html.count('class="lit-nobr"') == 2  # after "1" and "x", not "0"/"y"
+    assert html.count('class="katex"') == 4
+    assert re.search(r"</span>,</span> then", html)
+    assert re.search(r"</span>。</span> and", html)
