@@ -62,6 +62,7 @@ import torch.nn.functional as F
 from labml import monit, tracker
 from torch import nn
 
+import mha_report as report  # tables printed on the page
 from literate.words import tr  # a figure's words in the page's language
 from mha import KVCache, MultiHeadAttention
 from trainkit import RunError
@@ -729,31 +730,47 @@ def loss_in_context(folder: Path = RECORDED) -> None:
     evals = [r for r in records if "val" in r]
     first, last = evals[0], evals[-1]
     batch = next(r for r in records if "loss" in r)
-    n, cfg = run["vocabulary"], run["config"]
+    n = run["vocabulary"]
+    step, steps = tr("step {step}, {split}"), tr("steps 1-{step}, {split}")
+    train, val = tr("training"), tr("validation")
+    rows = [
+        (tr("uniform, N = {n}").format(n=n), math.log(n)),
+        (step.format(step=first["step"], split=val), first["val"]),
+        (steps.format(step=batch["step"], split=train), batch["loss"]),
+        (step.format(step=last["step"], split=train), last["train"]),
+        (step.format(step=last["step"], split=val), last["val"]),
+    ]
+    cells = [
+        [what, f"{nats:.3f}", f"{nats / math.log(2):.3f}", f"{math.exp(nats):.2f}"]
+        for what, nats in rows
+    ]
+    header = [tr("loss of"), tr("nats"), tr("bits"), "e^loss"]
+    print(report.markdown_table(header, cells, align="lrrr"))
+
+
+def run_facts(folder: Path = RECORDED) -> None:
+    """How much text the recorded run saw, and the time it took."""
+    run = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+    records = Metrics.resume(folder / "metrics.jsonl", step=math.inf).records
+    last = [r for r in records if "val" in r][-1]
+    cfg = run["config"]
     seen = last["step"] * cfg["batch_size"] * cfg["context"]
     train_chars = int(run["characters"] * (1 - cfg["val_fraction"]))
-    rows = [
-        (f"uniform, N = {n}", math.log(n)),
-        (f"step {first['step']}, validation", first["val"]),
-        (f"steps 1-{batch['step']}, training", batch["loss"]),
-        (f"step {last['step']}, training", last["train"]),
-        (f"step {last['step']}, validation", last["val"]),
-    ]
-    print(f"{'':22} {'nats':>6} {'bits':>6} {'e^loss':>7}")
-    for what, nats in rows:
-        bits, perplexity = nats / math.log(2), math.exp(nats)
-        print(f"{what:22} {nats:6.3f} {bits:6.3f} {perplexity:7.2f}")
     minutes, seconds = divmod(round(run["wall_seconds"]), 60)
-    print(
-        f"\ntrained on {seen:,} characters,\n{seen / train_chars:.2f} passes over "
-        f"the {train_chars:,} of training text;\nwall time {minutes} min "
-        f"{seconds:02d} s for the whole command,\n{last['time']:.0f} s in the "
-        f"loop, {run['threads']} thread(s) of {run['cpus']} cores,\n"
-        f"load average {run['load_average_before'][0]} when it started"
-    )
+    facts = [
+        [tr("characters trained on"), f"{seen:,}"],
+        [tr("passes over the training text"), f"{seen / train_chars:.2f}"],
+        [tr("characters of training text"), f"{train_chars:,}"],
+        [tr("wall time, whole command"), f"{minutes} min {seconds:02d} s"],
+        [tr("time in the loop"), f"{last['time']:.0f} s"],
+        [tr("threads / cores"), f"{run['threads']} / {run['cpus']}"],
+        [tr("load average at the start"), f"{run['load_average_before'][0]}"],
+    ]
+    print(report.markdown_table([tr("the run"), tr("value")], facts, align="lr"))
 
 
 #| loss_in_context()
+#| run_facts()
 
 # The curve: the grey line is the mean loss of each `log_interval` training
 # batches, the markers are the evaluations (on `eval_batches` batches of each
@@ -862,14 +879,21 @@ def head_patterns(path: Path = RECORDED / "model.pt", text: str = PASSAGE) -> di
 def print_head_patterns() -> None:
     means = head_patterns()
     names = [n for n in means if n != "uniform"]
-    widths = {n: max(7, len(n) + 1) for n in names}
-    print(f"{'layer, head':11}" + "".join(f"{n:>{widths[n]}}" for n in names))
-    for layer, head in np.ndindex(*means["self"].shape):
-        values = "".join(f"{means[n][layer, head]:{widths[n]}.2f}" for n in names)
-        print(f"{f'{layer}, {head}':11}{values}")
-    print(
-        f"{'uniform':11}" + "".join(f"{means['uniform']:{widths[n]}.2f}" for n in names)
-    )
+    shown = {
+        "self": tr("self"),
+        "1 back": tr("1 back"),
+        "2 back": tr("2 back"),
+        "3 back": tr("3 back"),
+        "word start": tr("word start"),
+        "line start": tr("line start"),
+    }
+    rows = [
+        [f"{layer}, {head}"] + [f"{means[n][layer, head]:.2f}" for n in names]
+        for layer, head in np.ndindex(*means["self"].shape)
+    ]
+    rows.append([tr("uniform")] + [f"{means['uniform']:.2f}" for _ in names])
+    header = [tr("layer, head")] + [shown[n] for n in names]
+    print(report.markdown_table(header, rows, align="l" + "r" * len(names)))
 
 
 #| print_head_patterns()
