@@ -13,6 +13,7 @@ that could put markup or script into the page (translated text is untrusted).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -133,6 +134,17 @@ _FORBIDDEN_CHAR = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\
 
 def check_entry(key: str, value: str, glossary: tuple[Term, ...] = ()) -> list[str]:
     """The defects of translating `key` as `value`; [] when it may be shown."""
+    return list(_checked(key, value, tuple(glossary)))
+
+
+# A build asks about the same entry several times (the page, its figure words,
+# its notebook, in each language); the answer depends only on the arguments.
+@functools.lru_cache(maxsize=4096)
+def _checked(key: str, value: str, glossary: tuple[Term, ...]) -> tuple[str, ...]:
+    return tuple(_problems(key, value, glossary))
+
+
+def _problems(key: str, value: str, glossary: tuple[Term, ...]) -> list[str]:
     problems = _size_problems(key, value)
     if problems:  # too big to read further: say only that
         return problems
