@@ -75,6 +75,7 @@ from trainkit.checkpoints import (
 from trainkit.cli import parse_config, parse_sample
 from trainkit.config import check_config
 from trainkit.corpus import read_text
+from trainkit.decode import decoder
 from trainkit.machine import check_memory, mean_over_processes, start_processes
 from trainkit.records import Metrics, loss_figure, plot_losses
 from trainkit.resume import resume_run
@@ -645,9 +646,12 @@ def generate(
     seq = prompt.tolist()[-model.context :]
     window, new = len(seq), seq
     caches = model.new_caches(1) if use_cache else None
+    # The cached steps run through `decoder`: the same operations as
+    # `model(ids, caches)`, with fewer Python calls (see `trainkit/decode.py`).
+    forward = decoder(model) if use_cache else model
     for _ in range(tokens):
         ids = new if use_cache else seq[-window:]
-        logits = model(torch.tensor([ids], device=device), caches)[0, -1]
+        logits = forward(torch.tensor([ids], device=device), caches)[0, -1]
         token = next_token(logits, temperature, top_k, rng)
         yield token
         seq.append(token)

@@ -1,0 +1,87 @@
+"""trainkit/decode.py: the lean sampling step gives the model's own logits."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import torch
+
+import train
+from trainkit.decode import decoder
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def random_model(dtype=torch.float32, vocab: int = 13, **changes):
+    cfg = replace(train.PRESETS["tiny"], **changes)
+    torch.manual_seed(0)
+    model = train.CharTransformer(cfg, vocab).to(dtype).eval()
+    # Non-zero biases and LayerNorm shifts, so that a forgotten one shows.
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.dim() == 1:
+                p.add_(0.1 * torch.randn_like(p))
+    return model
+
+
+def steps(forward, model, ids: torch.Tensor, cuts: list[int]) -> torch.Tensor:
+    """Logits for `ids` `[B, S]` run through caches in chunks ending at `cuts`."""
+    caches = model.new_caches(ids.shape[0])
+    spans = zip([0, *cuts[:-1]], cuts, strict=True)
+    with torch.inference_mode():
+        parts = [forward(ids[:, a:b], caches) for a, b in spans]
+    return torch.cat(parts, dim=1)
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+def test_decoder_gives_the_models_logits_prompt_then_one_at_a_time(batch):
+    model = random_model(torch.float64)
+    ids = torch.randint(13, (batch, model.context))
+    cuts = [7, *range(8, model.context + 1)]  # a 7-id prompt, then one id a step
+    lean = steps(decoder(model), model, ids, cuts)
+    torch.testing.assert_close(lean, steps(model, model, ids, cuts))
+    # And both equal the whole window run at once, without a cache.
+    with torch.no_grad():
+        torch.testing.assert_close(lean, model(ids))
+
+
+def test_decoder_in_float32_matches_to_rounding():
+    model = random_model()
+    ids = torch.randint(13, (2, model.context))
+    cuts = [5, 9, *range(10, model.context + 1)]  # chunks of several ids, too
+    lean = steps(decoder(model), model, ids, cuts)
+    torch.testing.assert_close(lean, steps(model, model, ids, cuts))
+
+
+def test_shipped_model_decoder_equals_its_forward():
+    model, vocab = train.load_model(ROOT / "runs" / "cpu" / "model.pt", "cpu")
+    ids = vocab.encode("ROMEO:\nWhat light through yonder window breaks?")[None]
+    cuts = [6, *range(7, ids.shape[1] + 1)]
+    lean = steps(decoder(model), model, ids, cuts)
+    torch.testing.assert_close(lean, steps(model, model, ids, cuts))
+
+
+def test_decoder_refuses_a_model_in_training_mode():
+    model = random_model().train()
+    with pytest.raises(ValueError, match=r"model\.eval\(\)"):
+        decoder(model)
+
+
+def test_decoder_refuses_another_activation():
+    model = random_model()
+    for block in model.blocks:
+        block.ffn[1] = torch.nn.ReLU()
+    with pytest.raises(TypeError, match="nn.GELU"):
+        decoder(model)
+
+
+def test_cache_overflow_is_still_refused():
+    model = random_model()
+    caches = model.new_caches(1)
+    step = decoder(model)
+    with torch.inference_mode():
+        step(torch.zeros(1, model.context, dtype=torch.long), caches)
+        with pytest.raises(ValueError, match="do not fit a context of 32"):
+            step(torch.zeros(1, 1, dtype=torch.long), caches)
