@@ -9,7 +9,8 @@ import pytest
 import torch
 
 import train
-from trainkit.decode import decoder
+from mha import MultiHeadAttention
+from trainkit.decode import attention_step, decoder
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -85,3 +86,22 @@ def test_cache_overflow_is_still_refused():
         step(torch.zeros(1, model.context, dtype=torch.long), caches)
         with pytest.raises(ValueError, match="do not fit a context of 32"):
             step(torch.zeros(1, 1, dtype=torch.long), caches)
+
+
+def test_attention_step_equals_the_module_with_its_cache():
+    # bench/mha.py times this step against the module; both give the same.
+    torch.manual_seed(0)
+    mha = MultiHeadAttention(48, 4).eval()
+    x = torch.randn(2, 20, 48)
+    ours, theirs = mha.new_cache(2, 20), mha.new_cache(2, 20)
+    step = attention_step(mha)
+    with torch.inference_mode():
+        for a, b in [(0, 6), *((t, t + 1) for t in range(6, 20))]:
+            got = step(x[:, a:b].flatten(0, 1), 2, ours).view(2, b - a, 48)
+            chunk = x[:, a:b]
+            want = mha(query=chunk, key=chunk, value=chunk, is_causal=True,
+                       kv_cache=theirs)  # fmt: skip
+            torch.testing.assert_close(got, want)
+        full = mha(query=x, key=x, value=x, is_causal=True)
+    torch.testing.assert_close(ours.keys, theirs.keys)
+    torch.testing.assert_close(got, full[:, -1:])

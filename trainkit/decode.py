@@ -51,8 +51,11 @@ def _feed_forward(ffn: nn.Sequential) -> Rows:
     return lambda x: second(F.gelu(first(x), approximate=approximate))
 
 
-def _attention(attn: nn.Module) -> Callable[[torch.Tensor, int, object], torch.Tensor]:
-    """Causal self-attention of the new rows `[B * Sn, D]` over the cache."""
+def attention_step(
+    attn: nn.Module,
+) -> Callable[[torch.Tensor, int, object], torch.Tensor]:
+    """`run(x, B, cache)`: causal self-attention of `attn` (`mha.py`'s module) for
+    the new positions, rows `x` `[B * Sn, D]`, over those stored in `cache`."""
     heads, d_k, d_model = attn.heads, attn.d_k, attn.d_model
     # The three projections stacked, `[3 D, D]`: queries, keys, values.
     parts = (attn.query.linear, attn.key.linear, attn.value.linear)
@@ -81,7 +84,7 @@ def decoder(model: nn.Module) -> Callable[[torch.Tensor, list], torch.Tensor]:
         raise ValueError("decoder: call model.eval() first (dropout is not applied)")
     token, position = model.token.weight, model.position.weight
     blocks = [
-        (_norm(b.ln1), _attention(b.attn), _norm(b.ln2), _feed_forward(b.ffn))
+        (_norm(b.ln1), attention_step(b.attn), _norm(b.ln2), _feed_forward(b.ffn))
         for b in model.blocks
     ]
     final_norm, head = _norm(model.ln_f), _linear(model.head.weight, None)
