@@ -76,7 +76,12 @@ from trainkit.cli import parse_config, parse_sample
 from trainkit.config import check_config
 from trainkit.corpus import read_text
 from trainkit.decode import decoder
-from trainkit.machine import check_memory, mean_over_processes, start_processes
+from trainkit.machine import (
+    check_memory,
+    mean_over_processes,
+    one_thread,
+    start_processes,
+)
 from trainkit.records import Metrics, loss_figure, plot_losses
 from trainkit.resume import resume_run
 from trainkit.tracking import labml_run
@@ -461,8 +466,11 @@ def train_step(model, optimizer, x, y, cfg: Config) -> torch.Tensor:
     # so that one unlucky batch cannot throw the weights far.
     if cfg.grad_clip > 0:
         nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-    # Move each weight against its gradient, by AdamW's rule.
-    optimizer.step()
+    # Move each weight against its gradient, by AdamW's rule. On a CPU the
+    # update runs on one thread: it is quick work on many small tensors, and
+    # waking a second thread for each costs more than it saves.
+    with one_thread(x.device):
+        optimizer.step()
     return loss.detach()
 
 
