@@ -17,8 +17,9 @@ the step `train.py` runs, on batches of the real corpus, and prints:
   than a time does.
 
 Then sampling speed at batch 1 for each configuration, with the key/value cache
-and recomputing the whole window for each character, over three windows' worth
-of characters (so the window is re-encoded on the way).
+(through `trainkit/decode.py`, as `train.generate` samples) and recomputing the
+whole window for each character, over three windows' worth of characters (so
+the window is re-encoded on the way).
 """
 
 from __future__ import annotations
