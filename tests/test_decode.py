@@ -105,3 +105,17 @@ def test_attention_step_equals_the_module_with_its_cache():
         full = mha(query=x, key=x, value=x, is_causal=True)
     torch.testing.assert_close(ours.keys, theirs.keys)
     torch.testing.assert_close(got, full[:, -1:])
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_decoder_leaves_the_onednn_switch_as_it_found_it(enabled):
+    model = random_model()
+    step = decoder(model)
+    before = torch.backends.mkldnn.enabled
+    torch.backends.mkldnn.enabled = enabled
+    try:
+        with torch.inference_mode():
+            step(torch.zeros(1, 3, dtype=torch.long), model.new_caches(1))
+        assert torch.backends.mkldnn.enabled is enabled
+    finally:
+        torch.backends.mkldnn.enabled = before
