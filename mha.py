@@ -546,15 +546,19 @@ class MultiHeadAttention(nn.Module):
     # `torch.cat` copies are as many as the product itself reads.
     def _project_stacked(self, x: torch.Tensor) -> list[torch.Tensor]:
         batch, seq, _ = x.shape
-        parts = (self.query.linear, self.key.linear, self.value.linear)
-        weight = torch.cat([p.weight for p in parts])  # [3 D, D]
-        bias = None if parts[0].bias is None else torch.cat([p.bias for p in parts])
-        qkv = F.linear(x, weight, bias)  # [B, S, 3 D]
+        qkv = F.linear(x, *self.stacked_projection())  # [B, S, 3 D]
         # Three views `[B, S, D]`, each `-> [B, S, H, Dk] -> [B, H, S, Dk]`.
         return [
             t.view(batch, seq, self.heads, self.d_k).transpose(1, 2)
             for t in qkv.split(self.d_model, dim=-1)
         ]
+
+    def stacked_projection(self) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """The query, key and value weights stacked, `[3 D, D]`, and biases."""
+        parts = (self.query.linear, self.key.linear, self.value.linear)
+        weight = torch.cat([p.weight for p in parts])  # [3 D, D]
+        bias = None if parts[0].bias is None else torch.cat([p.bias for p in parts])
+        return weight, bias
 
     # The mask and the causal flag become one boolean mask, or stay a flag.
     #
@@ -986,12 +990,12 @@ def to_torch_mha(mha: MultiHeadAttention) -> nn.MultiheadAttention:
     ref = nn.MultiheadAttention(mha.d_model, mha.heads, bias=bias, batch_first=True).to(
         device=weight.device, dtype=weight.dtype
     )
-    projections = (mha.query.linear, mha.key.linear, mha.value.linear)
     with torch.no_grad():
-        ref.in_proj_weight.copy_(torch.cat([p.weight for p in projections]))
+        in_weight, in_bias = mha.stacked_projection()  # [3 D, D], [3 D]
+        ref.in_proj_weight.copy_(in_weight)
         ref.out_proj.weight.copy_(mha.output.weight)
         if bias:
-            ref.in_proj_bias.copy_(torch.cat([p.bias for p in projections]))
+            ref.in_proj_bias.copy_(in_bias)
             ref.out_proj.bias.copy_(mha.output.bias)
     return ref.eval()
 

@@ -81,9 +81,7 @@ def attention_step(
     the new positions, rows `x` `[B * Sn, D]`, over those stored in `cache`."""
     heads, d_k, d_model = attn.heads, attn.d_k, attn.d_model
     # The three projections stacked, `[3 D, D]`: queries, keys, values.
-    parts = (attn.query.linear, attn.key.linear, attn.value.linear)
-    bias = None if parts[0].bias is None else torch.cat([p.bias for p in parts])
-    project = _linear(torch.cat([p.weight for p in parts]), bias)
+    project = _linear(*attn.stacked_projection())
     output = _linear(attn.output.weight, attn.output.bias)
 
     def run(x: torch.Tensor, batch: int, cache) -> torch.Tensor:
