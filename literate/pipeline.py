@@ -28,7 +28,7 @@ from literate.model import Page, SourceError
 from literate.notebook import page_to_notebook
 from literate.parse import parse
 from literate.render import MARKDOWN_EXTENSIONS, render_page, render_page_tolerant
-from literate.textfile import read_utf8
+from literate.textfile import inside, read_utf8
 from literate.translate import translate_page
 from literate.translations.check import Term, load_glossary
 from literate.translations.layout import figure_keys, glossary_path, table_path
@@ -75,10 +75,11 @@ class Pipeline:
     def read(self, source: str) -> str:
         """The text of `source` (a path relative to the root).
 
-        A byte that is not UTF-8 raises NotUTF8 (a ValueError) naming the
-        source, its line and the byte offset.
+        Raises a FileRefused (a ValueError, one line naming the source) for a
+        byte that is not UTF-8 (its line and byte offset), a path or symlink
+        leading out of the root, or anything but a regular file of sane size.
         """
-        return read_utf8(self.root / source, source)
+        return read_utf8(inside(self.root, source), source)
 
     def english(self, source: str) -> Page:
         """`source` parsed, with its examples' outputs (run or cached)."""

@@ -1,45 +1,131 @@
-"""Read a file that must be UTF-8; say where it is not, by line and byte.
+"""Read a project file safely; say what is wrong with it, by line and byte.
 
-Sources and translation tables are read through `read_utf8`, so a stray
-Latin-1 byte or a table saved as UTF-16 gives one line naming the file, the
-line and the byte offset, instead of Python's `UnicodeDecodeError`.
+Sources, translation tables and glossaries are read through `read_utf8`, so:
+
+- a stray Latin-1 byte or a table saved as UTF-16 gives one line naming the
+  file, the line and the byte offset (`NotUTF8`) instead of Python's
+  `UnicodeDecodeError`;
+- a path that leads out of the project (`../x.py`, an absolute path, a
+  symlink to a file or folder elsewhere) is refused before anything is read,
+  and the refusal quotes nothing of what is there (`OutsideProject`);
+- anything but a regular file (a FIFO that would block, `/dev/zero` that
+  never ends, a folder) and a file over `MAX_BYTES` are refused before they
+  are read (`NotReadable`);
+- a leading UTF-8 byte-order mark is accepted and dropped (Python itself
+  accepts one at the start of a source).
+
+Each of these is a `FileRefused` (a ValueError) whose `str` is one line.
 """
 
 from __future__ import annotations
 
 import codecs
+import os
+import stat
 from pathlib import Path
 
+# No source, table or glossary of a real project comes near this; a file over
+# it is refused before it is read, so that it cannot fill memory.
+MAX_BYTES = 8 * 1024 * 1024
 
-class NotUTF8(ValueError):
+
+class FileRefused(ValueError):
+    """A file that cannot be used, with a one-line message naming it."""
+
+    def __init__(self, name: str, message: str, line: int = 1, column: int = 1):
+        self.name = name
+        self.line = line
+        self.column = column
+        self.message = message
+        super().__init__(f"{name}:{line}: {message}")
+
+
+class OutsideProject(FileRefused):
+    """A path (or the target of a symlink on it) outside the project root."""
+
+
+class NotReadable(FileRefused):
+    """Not a regular file, too large, or unreadable (permissions, vanished)."""
+
+
+class NotUTF8(FileRefused):
     """A file holds bytes that are not UTF-8."""
 
     def __init__(self, name: str, data: bytes, error: UnicodeDecodeError):
-        self.name = name
         self.offset = error.start
-        self.line = data.count(b"\n", 0, error.start) + 1
+        line = data.count(b"\n", 0, error.start) + 1
         # 1-based, in bytes: the line cannot be decoded, so it has no characters
-        self.column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+        column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
         if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
             self.detail = "it starts with a UTF-16 byte-order mark; save it as UTF-8"
         else:
             self.detail = (
                 f"byte 0x{data[error.start]:02x} ({error.reason}); save it as UTF-8"
             )
-        self.message = f"not UTF-8 (byte offset {self.offset}): {self.detail}"
-        super().__init__(f"{name}:{self.line}: {self.message}")
+        message = f"not UTF-8 (byte offset {self.offset}): {self.detail}"
+        super().__init__(name, message, line, column)
 
 
-def read_utf8(path: Path | str, name: str | None = None) -> str:
-    """The text of `path`; raises NotUTF8 naming `name` (default: the path).
+def inside(root: Path | str, path: Path | str, name: str | None = None) -> Path:
+    """`path` resolved (symlinks followed), if it lies inside `root`.
 
-    Like `Path.read_text(encoding="utf-8")` otherwise: OSError if it cannot
-    be read, and universal newlines.
+    A relative `path` is taken from `root`. Raises OutsideProject naming
+    `name` (default: `path` as given) otherwise; the message never says what
+    the outside target is or holds.
     """
-    path = Path(path)
-    data = path.read_bytes()
+    root = Path(root).resolve()
+    given = Path(path)
+    resolved = (root / given).resolve()
+    if not resolved.is_relative_to(root):
+        raise OutsideProject(
+            name or str(path),
+            "leads outside the project (a path or a symlink to elsewhere): "
+            "only files inside the project are read",
+        )
+    return resolved
+
+
+def read_bytes(path: Path | str, name: str | None = None, limit: int = MAX_BYTES):
+    """The bytes of a regular file of at most `limit` bytes; NotReadable else.
+
+    The type and size are checked before the file is opened, so a FIFO never
+    blocks and `/dev/zero` is never read; a file that grows while it is read
+    is still cut off at `limit` + 1 bytes and refused.
+    """
+    name = name or str(path)
+    try:
+        info = os.stat(path)
+    except OSError as error:
+        raise NotReadable(name, f"cannot be read: {error.strerror}") from None
+    if not stat.S_ISREG(info.st_mode):
+        kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+        raise NotReadable(name, f"{kind}: expected a regular file")
+    if info.st_size > limit:
+        raise NotReadable(name, _too_large(info.st_size, limit))
+    try:
+        with open(path, "rb") as file:
+            data = file.read(limit + 1)
+    except OSError as error:
+        raise NotReadable(name, f"cannot be read: {error.strerror}") from None
+    if len(data) > limit:
+        raise NotReadable(name, _too_large(len(data), limit))
+    return data
+
+
+def _too_large(size: int, limit: int) -> str:
+    return f"{size} bytes, more than the {limit} bytes a file may have here"
+
+
+def read_utf8(path: Path | str, name: str | None = None, limit: int = MAX_BYTES):
+    """The text of `path`; raises a FileRefused naming `name` (default: path).
+
+    Like `Path.read_text(encoding="utf-8")` otherwise: universal newlines. A
+    leading byte-order mark is dropped.
+    """
+    data = read_bytes(path, name, limit)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise NotUTF8(name or str(path), data, error) from None
+    text = text.removeprefix("\ufeff")
     return text.replace("\r\n", "\n").replace("\r", "\n")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from literate.textfile import NotUTF8, read_utf8
+from literate.textfile import FileRefused, read_utf8
 
 _WHITESPACE = " \t\n\r"
 
@@ -103,7 +103,7 @@ def read_text(path: Path | str) -> str:
     """A table's (or glossary's) text; TableError (file:line) if not UTF-8."""
     try:
         return read_utf8(path)
-    except NotUTF8 as error:
+    except FileRefused as error:
         raise TableError(path, error.line, error.column, error.message) from None
 
 
