@@ -211,18 +211,21 @@ def find_sources(root: Path, patterns: list[str]) -> list[str]:
 
     A pattern is a file (`mha.py`), a folder (every `.py` file under it) or
     a glob (`labml_nn/**/*.py`). Raises FileNotFoundError naming a pattern
-    that matches nothing.
+    that matches nothing, and OutsideProject (a ValueError) naming a pattern,
+    or a file it matches, that leads out of `root`: `../x.py`, an absolute
+    path, a symlinked file or folder whose target is elsewhere. Nothing of
+    the outside target is read or quoted.
     """
     found: dict[str, None] = {}
     for pattern in patterns:
-        path = root / pattern
+        path = inside(root, pattern)
         if glob.has_magic(pattern):
             matches = sorted(glob.glob(pattern, root_dir=root, recursive=True))
         elif path.is_dir():
             matches = sorted(p.relative_to(root).as_posix() for p in path.rglob("*.py"))
         else:
             matches = [pattern] if path.is_file() else []
-        matches = [m for m in matches if (root / m).is_file()]
+        matches = [m for m in matches if inside(root, m, m).is_file()]
         if not matches:
             raise FileNotFoundError(f"{pattern!r}: no such source under {root}")
         found.update((PurePosixPath(m).as_posix(), None) for m in matches)

@@ -32,12 +32,12 @@ MAX_BYTES = 8 * 1024 * 1024
 class FileRefused(ValueError):
     """A file that cannot be used, with a one-line message naming it."""
 
-    def __init__(self, name: str, message: str, line: int = 1, column: int = 1):
+    def __init__(self, name: str, message: str, line: int = 0, column: int = 0):
         self.name = name
-        self.line = line
+        self.line = line  # 0: the file as a whole, no line in particular
         self.column = column
         self.message = message
-        super().__init__(f"{name}:{line}: {message}")
+        super().__init__(f"{name}:{line}: {message}" if line else f"{name}: {message}")
 
 
 class OutsideProject(FileRefused):

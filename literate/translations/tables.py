@@ -104,7 +104,8 @@ def read_text(path: Path | str) -> str:
     try:
         return read_utf8(path)
     except FileRefused as error:
-        raise TableError(path, error.line, error.column, error.message) from None
+        line, column = error.line or 1, error.column or 1
+        raise TableError(path, line, column, error.message) from None
 
 
 def read_entries(path: Path) -> list[Entry]:
