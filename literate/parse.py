@@ -137,6 +137,12 @@ def _ast(text: str, path: str) -> ast.Module:
         raise ParseError(
             path, error.lineno or 1, f"syntax error: {error.msg}"
         ) from None
+    except (RecursionError, MemoryError):
+        # Python's own parser gives up (one expression of ~100,000 terms, say):
+        # the source could not be run either.
+        raise ParseError(
+            path, 1, "nested too deeply for Python's parser; split the expression"
+        ) from None
 
 
 def _tokens(text: str, path: str) -> list[tokenize.TokenInfo]:
@@ -458,6 +464,9 @@ def _anchors(drafts: list[tuple[_Builder, str, str]]) -> list[str]:
     content; only identical content falls back to `-2`, `-3` in source order.
     """
     taken: set[str] = set()
+    # The last suffix tried for each base: `taken` only grows, so the search
+    # for a free `base-N` resumes there (linear, not quadratic, in repeats).
+    suffix: dict[str, int] = {}
     result = [""] * len(drafts)
     order = sorted(range(len(drafts)), key=lambda i: (not drafts[i][1], i))
     for i in order:
@@ -467,10 +476,14 @@ def _anchors(drafts: list[tuple[_Builder, str, str]]) -> list[str]:
         else:
             wanted = [f"{symbol}-{slug}" if symbol else slug for slug in _slugs(b)]
         free = [a for a in wanted if a not in taken and not re.fullmatch(r"L\d+", a)]
-        anchor, n = (free or wanted)[0], 1
-        while not free and (anchor in taken or re.fullmatch(r"L\d+", anchor)):
-            n += 1
-            anchor = f"{wanted[-1]}-{n}"
+        anchor = (free or wanted)[0]
+        if not free:
+            base = wanted[-1]
+            n = suffix.get(base, 1)
+            while anchor in taken or re.fullmatch(r"L\d+", anchor):
+                n += 1
+                anchor = f"{base}-{n}"
+            suffix[base] = n
         taken.add(anchor)
         result[i] = anchor
     return result

@@ -39,6 +39,7 @@ from literate.model import Output, Page, Section
 from literate.parse import SourceError
 from literate.sanitize import VOID, clean_tag, link_target, safe_href, safe_src
 from literate.spans import PLACEHOLDER_RE, Span, extract, normalize
+from literate.unclosed import unclosed_math
 
 # mkdocs counts the warnings of its loggers (`--strict` fails on any); outside
 # mkdocs, logging prints them on stderr.
@@ -134,6 +135,8 @@ def _render(
     extensions: tuple[str, ...] = MARKDOWN_EXTENSIONS,
 ):
     md = _markdown(extensions)
+    if page.lang == "en":  # once per source, not once per language
+        _warn_unclosed_math(page)
     proses = [_plan(section) for section in page.sections]
     flat = [p for plan in proses for p in plan.values()]
     typeset = _render_math(page, flat, formulas, strict=strict)
@@ -268,6 +271,19 @@ def _check_math(page: Page, wanted: list, waiting, *, strict: bool):
             warned.add(refused)
             LOG.warning("%s:%d: %s", page.source, *refused)
     return results, tolerated
+
+
+def _warn_unclosed_math(page: Page) -> None:
+    """A warning (file:line) for each `$$` or TeX `$` that is never closed."""
+    for section in page.sections:
+        lines = section.docs_lines
+        for index, opener in unclosed_math(section.docs):
+            line = lines[min(index, len(lines) - 1)] if lines else 1
+            LOG.warning(
+                "%s:%d: unclosed %s: the math is shown as raw text; close it "
+                "with %s (or write \\%s for a literal dollar)",
+                page.source, line, opener, opener, opener[0],
+            )  # fmt: skip
 
 
 def _line_of(prose: _Prose, index: int) -> int:
@@ -529,6 +545,7 @@ class _Headings:
             for s in page.sections
             for n in range(len(s.outputs))
         }
+        self.suffix: dict[str, int] = {}  # slug -> the last `-N` tried
         self.listed: list[tuple[str, str]] = []  # (href, heading HTML) of `##`s
 
     def add(self, section: Section, docs: dict[str, str]) -> dict[str, str]:
@@ -540,7 +557,9 @@ class _Headings:
             text = english[n][2] if n < len(english) else match.group(3)
             slug = _slug(_heading_text(text))
             unique = self._unique(slug)
-            if match.group(1) == "2":
+            # Only the English's headings are listed: a translation that adds
+            # `## …` (the check refuses it) cannot grow the section list.
+            if match.group(1) == "2" and n < len(english):
                 # The list links to the section where the heading opens it.
                 opens = match.start() == 0 and slug == section.anchor
                 href = section.anchor if opens else unique
@@ -552,10 +571,14 @@ class _Headings:
 
     def _unique(self, slug: str) -> str:
         slug = slug or "section"
-        unique, n = slug, 1
+        # `taken` only grows, so the search resumes at the last suffix tried
+        # for this slug: linear in the number of headings that repeat it.
+        n = self.suffix.get(slug, 1)
+        unique = slug if n == 1 else f"{slug}-{n}"
         while unique in self.taken:
             n += 1
             unique = f"{slug}-{n}"
+        self.suffix[slug] = n
         self.taken.add(unique)
         return unique
 

@@ -8,6 +8,7 @@ failing     translations the check rejects (never shown on a page)
 
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,16 +77,34 @@ def status_markdown(root: Path, sources: tuple[str, ...] | None = None) -> str:
         "|---|---|---:|---:|---:|",
     ]
     for row in status_rows(root, sources):
+        lang, source = cell(row.lang), cell(row.source)
         if row.error:
-            error = row.error.replace("|", "\\|")
-            lines.append(f"| {row.lang} | {row.source} | {error} | | |")
+            lines.append(f"| {lang} | {source} | {cell(row.error)} | | |")
             continue
         share = 100 * row.translated / row.total if row.total else 100.0
         lines.append(
-            f"| {row.lang} | {row.source} | {row.translated} / {row.total} "
+            f"| {lang} | {source} | {row.translated} / {row.total} "
             f"({share:.0f} %) | {row.stale} | {row.failing} |"
         )
     return "\n".join(lines) + "\n"
+
+
+# What Markdown would read as markup in a table cell: emphasis, code, links,
+# images, HTML entities and the cell separator; each is written escaped.
+_MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_{}\[\]()#+!|~])")
+
+
+def cell(text: str) -> str:
+    """`text` as the literal content of a Markdown table cell.
+
+    Folder names, source paths and error messages come from files anybody can
+    write (a folder may be named `<img src=x onerror=…>`): line breaks become
+    spaces, Markdown punctuation is backslash-escaped, then HTML is escaped
+    (after, so that an entity's `#` stays as it is). A cell can neither add
+    markup nor end the table.
+    """
+    text = _MARKDOWN_PUNCTUATION.sub(r"\\\1", " ".join(text.split()))
+    return html.escape(text, quote=True)
 
 
 def status_in(markdown: str, lang: str) -> str:
