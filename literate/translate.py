@@ -13,6 +13,10 @@ back into its placeholders. Everything else shows the English, marked:
 from __future__ import annotations
 
 import difflib
+import functools
+import heapq
+import itertools
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import replace
 
@@ -23,6 +27,10 @@ from literate.translations.check import Term, check_entry
 # difflib ratio above which an old key counts as an earlier version of a new
 # one (the ratio `difflib.get_close_matches` uses by default).
 SIMILARITY = 0.6
+# Old keys looked at per table, and exact ratios computed per new key: a table
+# of thousands of stale keys costs the build what one of 256 does.
+MAX_CANDIDATES = 256
+EXACT = 4
 
 
 def translate_page(
@@ -79,23 +87,37 @@ def _translate_section(
 def most_similar(target: str, candidates: Iterable[str]) -> tuple[str, float] | None:
     """The candidate most like `target` above SIMILARITY, with its ratio.
 
-    `quick_ratio` is an upper bound of `ratio` and much cheaper, so the exact
-    ratio is computed in decreasing order of the bound, and only while the
-    bound can still beat the best ratio found.
+    Bounded, whatever a table holds: only the first MAX_CANDIDATES candidates
+    are looked at; each is bounded by the length ratio (`real_quick_ratio`,
+    free) and by the characters the two share (`quick_ratio`, computed from
+    letter counts made once per candidate), and the exact ratio, which costs
+    the product of the lengths, is computed for the EXACT best bounds only.
     """
+    pool = _counts(tuple(itertools.islice(candidates, MAX_CANDIDATES)))
+    wanted = Counter(target)
+    size = len(target)
+    bounds = []
+    for candidate, counts in pool:
+        total = size + len(candidate)
+        if not total or 2 * min(size, len(candidate)) / total < SIMILARITY:
+            continue
+        bound = 2 * (counts & wanted).total() / total
+        if bound >= SIMILARITY:
+            bounds.append((bound, candidate))
     matcher = difflib.SequenceMatcher(autojunk=False)
     matcher.set_seq2(target)
-    bounds = []
-    for candidate in candidates:
-        matcher.set_seq1(candidate)
-        if matcher.real_quick_ratio() >= SIMILARITY:
-            bounds.append((matcher.quick_ratio(), candidate))
     best: tuple[str, float] | None = None
-    for bound, candidate in sorted(bounds, reverse=True):
-        if bound < SIMILARITY or (best is not None and bound <= best[1]):
+    for bound, candidate in heapq.nlargest(EXACT, bounds):
+        if best is not None and bound <= best[1]:
             break
         matcher.set_seq1(candidate)
         ratio = matcher.ratio()
         if ratio >= SIMILARITY and (best is None or ratio > best[1]):
             best = (candidate, ratio)
     return best
+
+
+@functools.lru_cache(maxsize=64)
+def _counts(candidates: tuple[str, ...]) -> tuple[tuple[str, Counter], ...]:
+    """Each candidate with its letter counts (a page asks once per section)."""
+    return tuple((c, Counter(c)) for c in candidates)

@@ -23,14 +23,16 @@ from pathlib import Path
 
 import markdown
 import pytest
-from conftest import Tree
+from conftest import ROOT, Tree
 from test_hostile_input import within
 
 from literate.model import SourceError
 from literate.parse import parse
 from literate.pipeline import Pipeline, find_sources
 from literate.render import render_page
+from literate.spans import key
 from literate.textfile import MAX_BYTES, NotReadable, OutsideProject, read_utf8
+from literate.translate import translate_page
 from literate.translations.status import cell, status_markdown
 
 PAYLOAD = "<img src=x onerror=alert(document.domain)>"
@@ -217,3 +219,18 @@ def test_16000_identical_sections_render_in_linear_time(block):
         html = render_page(parse(block * 16_000, "same.py"))
     ids = Tree(html).find("section")
     assert len(ids) == 16_000
+
+
+def test_thousands_of_stale_keys_cost_a_bounded_build():
+    # 92 ms a stale key before (10,000 keys: about 15 minutes for one page).
+    page = parse((ROOT / "mha.py").read_text("utf-8"), "mha.py")
+    keys = [key(s.docs) for s in page.sections if s.docs.strip()]
+    shuffled = {
+        " ".join(sorted(keys[i % len(keys)].split())) + f" {i}": "古い訳"
+        for i in range(10_000)
+    }  # every letter shared with a current key: the costliest to rule out
+    edited = {k.replace("the", "a", 2) + " (old)": "古い訳" for k in keys}
+    with within(20):
+        translate_page(page, "ja", shuffled)
+        states = {s.state for s in translate_page(page, "ja", edited).sections}
+    assert states == {"stale"}  # every edited key still recognised
