@@ -44,6 +44,7 @@ bench: $(STAMP) ## run the benchmarks; each prints a table of ratios to a refere
 	$(BIN)/python bench/mha.py
 	$(BIN)/python bench/train.py
 	$(BIN)/python bench/site.py
+	$(BIN)/python bench/repeats.py
 
 translations: $(STAMP) ## check the Japanese and Chinese tables (the translators' CI gate)
 	$(BIN)/python -m literate translations check
