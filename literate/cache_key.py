@@ -26,6 +26,8 @@ import platform
 from dataclasses import dataclass
 from pathlib import Path
 
+from literate.textfile import read_utf8
+
 # Installed packages whose versions are part of every key, unless the caller
 # names others (the plugin's `packages` option).
 PACKAGES = ("torch", "numpy", "matplotlib")
@@ -159,7 +161,7 @@ def analyse(root: Path, path: Path) -> ModuleCode:
 
 @functools.lru_cache(maxsize=64)
 def _analyse(root: Path, path: Path, _mtime: int, _size: int) -> ModuleCode:
-    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    tree = ast.parse(read_utf8(path), str(path))  # a leading BOM is dropped
     statements = [s for s in tree.body if not _skipped(s, tree.body)]
     binds: dict[str, list[int]] = {}
     on_import = []

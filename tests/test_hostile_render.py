@@ -174,10 +174,17 @@ def test_fifo_dev_zero_folder_and_oversized_are_refused_before_reading(tmp_path)
         assert str(caught.value).startswith("x.py: ") and expected in str(caught.value)
 
 
-def test_a_leading_bom_is_accepted(tmp_path):
-    (tmp_path / "bom.py").write_bytes("\ufeff# Hello.\nx = 1\n".encode())
-    page = parse(read_utf8(tmp_path / "bom.py"), "bom.py")
+def test_a_leading_bom_is_accepted_and_its_examples_run(tmp_path):
+    (tmp_path / "bom.py").write_bytes(
+        "\ufeff# Hello.\n#| print(6 * 7)\nx = 1\n".encode()
+    )
+    pipeline = Pipeline(tmp_path)
+    try:
+        page = pipeline.page("bom.py")
+    finally:
+        pipeline.close()
     assert page.sections[0].docs == "Hello."
+    assert [o.text.strip() for o in page.sections[0].outputs] == ["42"]
 
 
 # --- one line for a source Python cannot parse, and for unclosed math ---------------
