@@ -67,15 +67,18 @@ from literate.words import tr  # a figure's words in the page's language
 from mha import KVCache, MultiHeadAttention
 from trainkit import RunError
 from trainkit.checkpoints import (
+    check_weights,
     load_checkpoint,
+    model_config,
     newest_checkpoint,
     random_states,
     save_checkpoint,
 )
-from trainkit.cli import parse_config, parse_sample
+from trainkit.cli import parse_config, parse_sample, utf8_output
 from trainkit.config import check_config
 from trainkit.corpus import read_text
 from trainkit.decode import decoder
+from trainkit.files import out_lock
 from trainkit.machine import (
     check_memory,
     mean_over_processes,
@@ -557,7 +560,10 @@ def train(cfg: Config) -> dict:
     )
     trained = wrap(model, cfg, world)
     label = Path(name).stem if cfg.data else "shakespeare"
-    with labml_run(label, asdict(cfg), silent=not procs.main):
+    with (
+        out_lock(out, procs.main),
+        labml_run(label, asdict(cfg), silent=not procs.main),
+    ):
         began = time.perf_counter() - elapsed
         running = torch.zeros((), device=device)
         # Then the loop, one optimizer update per step.
@@ -690,10 +696,10 @@ def model_file(state: dict) -> dict:
 def load_model(path: Path, device: torch.device) -> tuple[CharTransformer, Vocab]:
     """The model and vocabulary saved in the checkpoint or model file `path`."""
     state = load_checkpoint(path, device, keys=("model", "config", "vocab"))
-    known = Config.__dataclass_fields__
-    cfg = Config(**{k: v for k, v in state["config"].items() if k in known})
+    cfg = model_config(path, state, Config)
     vocab = Vocab(state["vocab"])
     model = CharTransformer(cfg, len(vocab)).to(device)
+    check_weights(path, state["model"], model)
     model.load_state_dict(state["model"])
     return model.eval(), vocab
 
@@ -1085,6 +1091,7 @@ past --steps is an error (status 1). Neither writes anything."""
 
 def main(argv: Sequence[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else list(argv)
+    utf8_output()
     try:
         if argv[:1] == ["sample"]:
             sample(argv[1:])

@@ -11,15 +11,20 @@ from __future__ import annotations
 
 import argparse
 import ast
+import codecs
 import dataclasses
 import difflib
 import inspect
 import io
+import math
+import os
 import sys
 import textwrap
 import tokenize
 from collections.abc import Mapping, Sequence
 from typing import Any, get_type_hints
+
+from trainkit.config import SEEDS, SEEDS_TEXT, shown
 
 
 def field_comments(cls: type) -> dict[str, str]:
@@ -151,7 +156,7 @@ def sample_parser() -> argparse.ArgumentParser:
     add("--tokens", type=int, default=500, help="characters to write (default: 500)")
     add("--temperature", type=float, default=0.8, help="> 0; lower is safer (0.8)")
     add("--top-k", type=int, default=40, help="draw from the k likeliest; 0 = all")
-    add("--seed", type=int, default=0, help="seeds the draws (default: 0)")
+    add("--seed", type=int, default=0, help="seeds the draws, 0 to 2**64 - 1 (0)")
     add("--device", default="cpu", choices=("cpu", "cuda"), help="(default: cpu)")
     return parser
 
@@ -159,10 +164,54 @@ def sample_parser() -> argparse.ArgumentParser:
 def parse_sample(argv: Sequence[str]) -> argparse.Namespace:
     parser = sample_parser()
     args = parser.parse_args(list(argv))
-    if args.temperature <= 0:
-        parser.error(f"--temperature must be > 0, got {args.temperature}")
+    # `nan` and `inf` parse as floats: `nan` fails every comparison, and
+    # `inf` would flatten every distribution to uniform noise.
+    if not (math.isfinite(args.temperature) and args.temperature > 0):
+        parser.error(
+            f"--temperature must be a finite number > 0, got {args.temperature}"
+        )
+    if args.seed not in SEEDS:
+        parser.error(f"--seed must be {SEEDS_TEXT}, got {shown(args.seed)}")
     if not args.prompt:
         parser.error("--prompt must not be empty")
+    args.prompt = _argument_text(args.prompt, parser)
     if args.tokens < 0 or args.top_k < 0:
         parser.error("--tokens and --top-k must be >= 0")
+    if args.device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            parser.error("--device cuda: no CUDA device is available")
     return args
+
+
+def _argument_text(text: str, parser: argparse.ArgumentParser) -> str:
+    """`text` as the characters typed, also where the locale is not UTF-8.
+
+    Under the C locale, Python decodes the command line as ASCII and keeps
+    each other byte as a lone surrogate; those bytes are decoded as UTF-8.
+    """
+    if not any("\udc80" <= c <= "\udcff" for c in text):
+        return text
+    try:
+        return os.fsencode(text).decode("utf-8")
+    except UnicodeError:
+        parser.error("--prompt must be UTF-8 text")
+
+
+def utf8_output() -> None:
+    """Make printing the model's characters work whatever the locale.
+
+    Under the C locale (`LC_ALL=C`, Python's UTF-8 mode off) standard output
+    is ASCII, and printing a drawn `—` raised `UnicodeEncodeError`; it becomes
+    UTF-8, as Python's UTF-8 mode would make it. Any other encoding is kept,
+    and what it cannot write (a file name's undecodable bytes too) is written
+    as `\\u` escapes instead of failing.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        if type(stream) is not io.TextIOWrapper:
+            continue  # captured (pytest, a notebook): not the terminal's
+        if codecs.lookup(stream.encoding).name == "ascii":
+            stream.reconfigure(encoding="utf-8", errors=stream.errors)
+        if stream.errors == "strict":
+            stream.reconfigure(errors="backslashreplace")

@@ -7,17 +7,35 @@ file is read or written. The command line prints the message as one line.
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from collections.abc import Mapping
+from typing import get_type_hints
 
 COUNTS = ("n_layer", "n_head", "d_model", "context", "batch_size", "steps")
 COUNTS += ("eval_interval", "eval_batches", "log_interval")
+
+# What `torch.manual_seed` takes is -2**63 to 2**64 - 1, but a negative seed s
+# draws what 2**64 + s draws; only the non-negative ones are distinct.
+SEEDS = range(2**64)
+SEEDS_TEXT = "an integer from 0 to 2**64 - 1 (torch.manual_seed's range)"
+
+
+def shown(value: object, limit: int = 60) -> str:
+    """`repr(value)`, cut to `limit` characters: for one-line messages."""
+    try:
+        text = repr(value)
+    except ValueError:  # an integer too long to write in decimal
+        return f"an integer of {value.bit_length()} bits"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def check_config(cfg) -> None:
     """Raise `ValueError("--option ...")` for the first field out of range."""
 
     def fail(name: str, expected: str) -> None:
-        raise ValueError(f"--{name} must be {expected}, got {getattr(cfg, name)!r}")
+        value = shown(getattr(cfg, name))
+        raise ValueError(f"--{name} must be {expected}, got {value}")
 
     for name in COUNTS:
         if getattr(cfg, name) < 1:
@@ -44,7 +62,40 @@ def check_config(cfg) -> None:
         fail("beta2", "in [0, 1)")
     if cfg.d_model % cfg.n_head:
         raise ValueError(
-            f"--d_model {cfg.d_model} must be divisible by --n_head {cfg.n_head}"
+            f"--d_model {shown(cfg.d_model)} must be divisible by --n_head "
+            f"{shown(cfg.n_head)}"
         )
+    if cfg.seed not in SEEDS:
+        fail("seed", SEEDS_TEXT)
     if cfg.device not in ("auto", "cpu", "cuda"):
-        raise ValueError(f"--device must be auto, cpu or cuda, not {cfg.device!r}")
+        raise ValueError(f"--device must be auto, cpu or cuda, not {shown(cfg.device)}")
+
+
+_TYPE_NAMES = {bool: "true or false", int: "an integer", float: "a number"}
+_TYPE_NAMES[str] = "a string"
+
+
+def config_from_dict(cls: type, values: object):
+    """`cls(**values)` for a configuration read from a file, checked first.
+
+    Each known field must have its field's type (an integer counts as a
+    number); `cls` then runs `check_config`, the checks of the command line.
+    Missing fields take their defaults and unknown ones are ignored, so a file
+    written by an older or newer `train.py` still reads. Raises `ValueError`.
+    """
+    if not isinstance(values, Mapping):
+        raise ValueError(f"expected a dict of options, got {type(values).__name__}")
+    hints = get_type_hints(cls)
+    given = {}
+    for f in dataclasses.fields(cls):
+        if f.name not in values:
+            continue
+        value, hint = values[f.name], hints[f.name]
+        fits = isinstance(value, hint) and (hint is bool or not isinstance(value, bool))
+        if hint is float and isinstance(value, int) and not isinstance(value, bool):
+            value, fits = float(value), True
+        if not fits:
+            expected = _TYPE_NAMES[hint]
+            raise ValueError(f"--{f.name} must be {expected}, got {shown(value)}")
+        given[f.name] = value
+    return cls(**given)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import re
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
@@ -43,6 +44,18 @@ _BRACKET = re.compile(r"\\?\[[^\]\n]*\]?_")
 _LIST_ITEM = re.compile(r"\d+\\?\.\s")
 # Markdown escapes a character with a backslash: `\[`, `\-`, `\.`.
 _ESCAPE = re.compile(r"\\(.)")
+
+# The largest `--data` file read: 27 times the plays (4.8 MB), and room for
+# enwik8 (100 MB). A character costs about 13 bytes in training (the text,
+# its code points, its ids).
+MAX_BYTES = 128 * 2**20
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a pipe (FIFO)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
 
 
 def play_files() -> list:
@@ -123,19 +136,55 @@ def cached_corpus(data_dir: Path, log: Callable[[str], None] = print) -> Path:
 
 
 def read_text(data: str, data_dir: Path) -> tuple[str, str]:
-    """The text named by `--data` (the plays if empty) and a name for it."""
-    from trainkit import RunError
+    """The text named by `--data` (the plays if empty) and a name for it.
 
+    UTF-8 whatever the locale. `--data` must name a regular file of at most
+    `MAX_BYTES`: a folder, a pipe or a device (`/dev/zero`) is refused before
+    anything is read from it, and a pipe is never waited on.
+    """
     if not data:
         path = cached_corpus(data_dir)
         return path.read_text(encoding="utf-8"), "Shakespeare's plays"
+    raw = _read_data_file(data)
     try:
-        return Path(data).read_text(encoding="utf-8"), data
-    except FileNotFoundError:
-        raise RunError(f"--data {data}: no such file") from None
-    except IsADirectoryError:
-        raise RunError(f"--data {data}: a folder, not a text file") from None
+        return raw.decode("utf-8"), data
     except UnicodeDecodeError as e:
-        raise RunError(
-            f"--data {data}: not UTF-8 text (invalid byte at offset {e.start})"
-        ) from None
+        why = f"not UTF-8 text (invalid byte at offset {e.start})"
+        raise _refused(data, why) from None
+
+
+def _read_data_file(data: str) -> bytes:
+    try:
+        _check_kind(data, os.stat(data))
+        # O_NONBLOCK: had the name become a pipe since `stat`, opening it
+        # would wait for a writer; `fstat` refuses it once open.
+        fd = os.open(data, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise _refused(data, "no such file") from None
+    except OSError as e:
+        raise _refused(data, f"cannot be read ({e.strerror})") from None
+    with os.fdopen(fd, "rb") as f:
+        _check_kind(data, os.fstat(fd))
+        raw = f.read(MAX_BYTES + 1)
+    if len(raw) > MAX_BYTES:  # it grew since `fstat`
+        raise _refused(data, f"more than {MAX_BYTES:,} bytes; {_EXPECTED}")
+    return raw
+
+
+_EXPECTED = f"expected a UTF-8 text file of at most {MAX_BYTES // 2**20} MiB"
+
+
+def _check_kind(data: str, st: os.stat_result) -> None:
+    for test, kind in _KINDS:
+        if test(st.st_mode):
+            raise _refused(data, f"{kind}, not a text file; {_EXPECTED}")
+    if not stat.S_ISREG(st.st_mode):
+        raise _refused(data, f"not a regular file; {_EXPECTED}")
+    if st.st_size > MAX_BYTES:
+        raise _refused(data, f"{st.st_size:,} bytes; {_EXPECTED}")
+
+
+def _refused(data: str, why: str) -> Exception:
+    from trainkit import RunError
+
+    return RunError(f"--data {data}: {why}")

@@ -108,6 +108,18 @@ def mean_over_processes(value: torch.Tensor, world: int) -> float:
 _BLOCK_WIDTHS = 17
 
 
+def parameter_count(cfg, vocab_size: int) -> int:
+    """The parameters of `train.CharTransformer(cfg, vocab_size)`, exactly.
+
+    The token embedding (shared with the output layer), the positions, per
+    block two LayerNorms (4 d), four projections (4 d^2 + 4 d) and the
+    feed-forward network (8 d^2 + 5 d), and the final LayerNorm. Arithmetic
+    only: it sizes a configuration before any model is built from it.
+    """
+    d, n = cfg.d_model, vocab_size
+    return n * d + cfg.context * d + cfg.n_layer * (12 * d * d + 13 * d) + 2 * d
+
+
 def memory_estimate(cfg, vocab_size: int, world: int = 1) -> int:
     """Bytes one process needs to train `cfg`: a lower bound.
 
@@ -117,7 +129,7 @@ def memory_estimate(cfg, vocab_size: int, world: int = 1) -> int:
     softmax and gradient (3 * vocabulary) per position.
     """
     d, n = cfg.d_model, vocab_size
-    params = n * d + cfg.context * d + cfg.n_layer * (12 * d * d + 13 * d) + 2 * d
+    params = parameter_count(cfg, vocab_size)
     positions = cfg.batch_size // world * cfg.context
     per_position = cfg.n_layer * _BLOCK_WIDTHS * d + 3 * n + 2 * d
     return 4 * (4 * params + positions * per_position)

@@ -42,7 +42,10 @@ def main(argv: list[str]) -> None:
     command = [sys.executable, str(ROOT / "train.py"), "--out", str(work), *options]
     load_before = os.getloadavg()
     began = time.perf_counter()
-    result = subprocess.run(command, capture_output=True, text=True)
+    # Read as UTF-8, not in the locale's encoding: `train.py` prints UTF-8
+    # under the C locale too, and the plays hold a `—`.
+    utf8 = {"capture_output": True, "encoding": "utf-8"}
+    result = subprocess.run(command, **utf8)
     wall = time.perf_counter() - began
     if result.returncode != 0:
         sys.exit(f"trainkit.record: training failed:\n{result.stderr}")
@@ -60,7 +63,7 @@ def main(argv: list[str]) -> None:
     (staged / "train.log").write_text(result.stdout, encoding="utf-8")
     sample = [sys.executable, str(ROOT / "train.py"), "sample"]
     sample += ["--checkpoint", str(staged / "model.pt"), *SAMPLE]
-    drawn = subprocess.run(sample, capture_output=True, text=True, check=True)
+    drawn = subprocess.run(sample, check=True, **utf8)
     (staged / "sample.txt").write_text(drawn.stdout, encoding="utf-8")
     run = {
         "command": "python train.py " + " ".join(options),

@@ -6,16 +6,23 @@ Two kinds of record share the file, one JSON object per line:
     {"step": 250, "train": 2.41, "val": 2.45, "time": 31.2}  # an evaluation
 
 `step` counts the optimizer updates done. The file is plain text so a person
-can read a run with `cat`, and the PNG with any image viewer.
+can read a run with `cat`, and the PNG with any image viewer. Both are
+written whole and atomically (`trainkit.files.write_atomically`). A file
+whose last line was cut short (a copy or a disk that failed halfway) is read
+up to its last whole record, and says so; one with a damaged record before
+that, or a step recorded twice, is refused.
 """
 
 from __future__ import annotations
 
 import json
-import os
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from literate.words import tr  # the figure's words in the page's language
+from trainkit import RunError
+from trainkit.files import write_atomically
 
 
 class Metrics:
@@ -26,17 +33,54 @@ class Metrics:
         self.records = list(records or [])
 
     @classmethod
-    def resume(cls, path: Path, step: int) -> Metrics:
+    def resume(
+        cls, path: Path, step: float, warn: Callable[[str], None] | None = None
+    ) -> Metrics:
         """The records of a run up to `step`: what a run resumed there keeps.
 
         Records a killed run wrote after its last checkpoint are dropped, so
-        the resumed run's file reads as if it had never stopped.
+        the resumed run's file reads as if it had never stopped. A last line
+        cut short is dropped too, with one line to `warn` (standard error by
+        default); any other damage is a `RunError` naming the line.
         """
         path = Path(path)
         if not path.exists():
             return cls(path)
-        with open(path, encoding="utf-8") as f:
-            records = [json.loads(line) for line in f if line.strip()]
+        try:
+            text = path.read_bytes().decode("utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise RunError(f"{path}: not readable as UTF-8 text ({error})") from None
+        lines = text.split("\n")
+        records: list[dict] = []
+        last: dict[str, int] = {}  # the last step of each kind of record
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError:
+                if number == len(lines):  # no newline after it: cut short
+                    (warn or _stderr)(
+                        f"{path}:{number}: the last line is cut short; kept the "
+                        f"{len(records)} whole records before it"
+                    )
+                    break
+                raise RunError(
+                    f"{path}:{number}: not a JSON record; expected one object per line"
+                ) from None
+            kind = _kind(record)
+            if kind is None:
+                raise RunError(
+                    f"{path}:{number}: expected a record with an integer step >= "
+                    "0 and a loss (or train and val)"
+                )
+            if record["step"] <= last.get(kind, -1):
+                raise RunError(
+                    f"{path}:{number}: step {record['step']} comes after step "
+                    f"{last[kind]}; expected each step once, in order"
+                )
+            last[kind] = record["step"]
+            records.append(record)
         return cls(path, [r for r in records if r["step"] <= step])
 
     def add(self, **record: float) -> None:
@@ -46,11 +90,33 @@ class Metrics:
         return [r for r in self.records if "val" in r]
 
     def write(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.writelines(json.dumps(r) + "\n" for r in self.records)
-        os.replace(tmp, self.path)
+        text = "".join(json.dumps(r) + "\n" for r in self.records)
+        write_atomically(self.path, lambda f: f.write(text.encode("utf-8")))
+
+
+def _kind(record: object) -> str | None:
+    """ "loss" or "evaluation" for a well-formed record, else None."""
+    if not isinstance(record, dict):
+        return None
+    step = record.get("step")
+    if type(step) is not int or step < 0:
+        return None
+    if "loss" in record:
+        return "loss"
+    return "evaluation" if "train" in record and "val" in record else None
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def readable(text: str) -> str:
+    """`text` with the bytes of an undecodable file name (surrogates, as
+    Python gives them under the C locale) decoded as UTF-8 or replaced."""
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
 
 
 def plot_losses(metrics: Metrics, path: Path, title: str = "") -> None:
@@ -60,11 +126,11 @@ def plot_losses(metrics: Metrics, path: Path, title: str = "") -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig = loss_figure(metrics, title)
-    tmp = Path(path).with_name(Path(path).name + ".tmp.png")
-    fig.savefig(tmp)
-    plt.close(fig)
-    os.replace(tmp, path)
+    fig = loss_figure(metrics, readable(title))
+    try:
+        write_atomically(Path(path), lambda f: fig.savefig(f, format="png"))
+    finally:
+        plt.close(fig)
 
 
 def loss_figure(metrics: Metrics, title: str = "", baseline: float | None = None):

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import contextlib
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict
 from pathlib import Path
 
@@ -10,9 +11,12 @@ import torch
 
 from trainkit import RunError
 from trainkit.checkpoints import (
+    check_progress,
     check_resumable,
+    check_weights,
     load_checkpoint,
     restore_random_states,
+    saved_config,
 )
 from trainkit.records import Metrics
 
@@ -32,16 +36,50 @@ def resume_run(
     Returns the step to start from, the seconds already spent, and the
     metrics recorded up to that step (those a killed run wrote after its
     last checkpoint are dropped). Reads files only: nothing is written.
+    Everything is checked before it is loaded: the configuration as the
+    command line's is, the step, the weights' names and shapes; what PyTorch
+    refuses in the optimizer's or generators' states is one line too.
     """
     path = Path(out) / "ckpt.pt"
     state = load_checkpoint(path, procs.device)
-    check_resumable(path, state["config"], asdict(cfg), same_model)
+    saved = saved_config(path, state, type(cfg))
+    check_resumable(path, asdict(saved), asdict(cfg), same_model)
     if state["vocab"] != vocab:
         raise RunError(f"{path}: made with another vocabulary")
+    start, elapsed = check_progress(path, state)
+    check_weights(path, state["model"], model)
     model.load_state_dict(state["model"])
-    optimizer.load_state_dict(state["optimizer"])
-    restore_random_states(state["rng"], batches, procs.rank, procs.world)
+    with _fitting(path, "optimizer state", "this model's"):
+        optimizer.load_state_dict(state["optimizer"])
+        _check_optimizer_state(optimizer)
+    with _fitting(path, "random generator states", "a generator's"):
+        restore_random_states(state["rng"], batches, procs.rank, procs.world)
     if cfg.threads == 0 and procs.device.type == "cpu" and "threads" in state:
         torch.set_num_threads(state["threads"])  # the same sums as before
-    start, elapsed = state["step"], state["elapsed"]
-    return start, elapsed, Metrics.resume(Path(out) / "metrics.jsonl", start)
+    warn = None if procs.main else lambda line: None  # None: standard error
+    return start, elapsed, Metrics.resume(Path(out) / "metrics.jsonl", start, warn)
+
+
+@contextlib.contextmanager
+def _fitting(path: Path, what: str, expected: str) -> Iterator[None]:
+    """Errors of PyTorch loading `what` as one line naming the file."""
+    try:
+        yield
+    except (KeyError, IndexError, TypeError, ValueError, RuntimeError) as error:
+        detail = (str(error).strip().splitlines() or [""])[0][:120]
+        raise RunError(
+            f"{path}: its {what} do not fit {expected} ({type(error).__name__}: "
+            f"{detail})"
+        ) from None
+
+
+def _check_optimizer_state(optimizer: torch.optim.Optimizer) -> None:
+    """Each parameter's running averages must have the parameter's shape."""
+    for param, averages in optimizer.state.items():
+        for name, value in averages.items():
+            if isinstance(value, torch.Tensor) and value.dim() > 0:
+                if value.shape != param.shape:
+                    raise ValueError(
+                        f"{name} is {list(value.shape)}, its parameter "
+                        f"{list(param.shape)}"
+                    )
