@@ -18,6 +18,7 @@ from trainkit.checkpoints import (
     restore_random_states,
     saved_config,
 )
+from trainkit.config import shown
 from trainkit.records import Metrics
 
 
@@ -47,29 +48,32 @@ def resume_run(
     if state["vocab"] != vocab:
         raise RunError(f"{path}: made with another vocabulary")
     start, elapsed = check_progress(path, state)
+    threads = state.get("threads", 1)
+    if type(threads) is not int or threads < 1:
+        got = shown(threads)
+        raise RunError(f"{path}: its threads must be an integer >= 1, got {got}")
     check_weights(path, state["model"], model)
     model.load_state_dict(state["model"])
-    with _fitting(path, "optimizer state", "this model's"):
+    with _fitting(path, "its optimizer state does not fit this model"):
         optimizer.load_state_dict(state["optimizer"])
         _check_optimizer_state(optimizer)
-    with _fitting(path, "random generator states", "a generator's"):
+    with _fitting(path, "its random generator states are not usable"):
         restore_random_states(state["rng"], batches, procs.rank, procs.world)
     if cfg.threads == 0 and procs.device.type == "cpu" and "threads" in state:
-        torch.set_num_threads(state["threads"])  # the same sums as before
+        torch.set_num_threads(threads)  # the same sums as before
     warn = None if procs.main else lambda line: None  # None: standard error
     return start, elapsed, Metrics.resume(Path(out) / "metrics.jsonl", start, warn)
 
 
 @contextlib.contextmanager
-def _fitting(path: Path, what: str, expected: str) -> Iterator[None]:
-    """Errors of PyTorch loading `what` as one line naming the file."""
+def _fitting(path: Path, problem: str) -> Iterator[None]:
+    """PyTorch's errors while loading, as one line: the file, `problem`, why."""
     try:
         yield
     except (KeyError, IndexError, TypeError, ValueError, RuntimeError) as error:
         detail = (str(error).strip().splitlines() or [""])[0][:120]
         raise RunError(
-            f"{path}: its {what} do not fit {expected} ({type(error).__name__}: "
-            f"{detail})"
+            f"{path}: {problem} ({type(error).__name__}: {detail})"
         ) from None
 
 
