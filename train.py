@@ -78,7 +78,7 @@ from trainkit.cli import parse_config, parse_sample, utf8_output
 from trainkit.config import check_config
 from trainkit.corpus import read_text
 from trainkit.decode import decoder
-from trainkit.files import out_lock
+from trainkit.files import check_unlocked, out_lock
 from trainkit.machine import (
     check_memory,
     mean_over_processes,
@@ -1047,6 +1047,7 @@ SAME_MODEL = ("data", "n_layer", "n_head", "d_model", "context")
 def check_out_folder(out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise RunError(f"--out {out}: is a file; expected a folder (new or a run's)")
+    check_unlocked(out)
 
 
 # ### The command line

@@ -26,7 +26,7 @@ import pytest
 import torch
 
 import train
-from trainkit import files
+from trainkit import RunError, files
 from trainkit.checkpoints import load_checkpoint
 from trainkit.files import write_atomically
 
@@ -226,15 +226,20 @@ def sparse_over_cap(case: Case) -> str:
 
 
 def held_by_another_run(case: Case) -> list[str]:
+    case.holder = hold(case.run, case.cleanup)
+    return resume(case)
+
+
+def hold(folder: Path, cleanup: contextlib.ExitStack) -> int:
+    """Hold `folder`'s lock in another process until `cleanup`; its id."""
     holder = subprocess.Popen(
-        [sys.executable, "-c", HOLD, str(case.run)],
+        [sys.executable, "-c", HOLD, str(folder)],
         cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
-    case.cleanup.callback(holder.wait, timeout=30)
-    case.cleanup.callback(holder.stdin.close)
+    cleanup.callback(holder.wait, timeout=30)
+    cleanup.callback(holder.stdin.close)
     assert holder.stdout.readline() == "held\n"
-    case.holder = holder.pid
-    return resume(case)
+    return holder.pid
 
 
 HOLD = """import sys
@@ -459,6 +464,20 @@ def test_two_writers_never_share_a_temporary_file(tmp_path):
     assert len(during) == 2 and {p.parent for p in during} == {tmp_path}
     assert path.read_bytes() == b"1"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt.pt"]
+
+
+def test_the_lock_refuses_while_held_and_is_taken_after(tmp_path):
+    with contextlib.ExitStack() as cleanup:
+        pid = hold(tmp_path, cleanup)
+        said = f"another train.py run \\(process {pid}\\) is writing there"
+        with pytest.raises(RunError, match=said):
+            files.check_unlocked(tmp_path)
+        with pytest.raises(RunError, match=said), files.out_lock(tmp_path):
+            pass
+        assert (tmp_path / files.LOCK).read_text() == f"{pid}\n"
+    files.check_unlocked(tmp_path)  # its process has ended
+    with files.out_lock(tmp_path):
+        assert (tmp_path / files.LOCK).read_text() == f"{os.getpid()}\n"
 
 
 def test_a_killed_runs_temporary_files_are_removed_under_the_lock(tmp_path):

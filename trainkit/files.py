@@ -11,7 +11,8 @@ old file is untouched.
 One run at a time may write into a folder: `out_lock` holds an exclusive
 `flock` on `train.lock` there, which names the holder's process id. The
 operating system drops the lock when its process ends, however it ends, so a
-lock file left by a killed run is simply taken over.
+lock file left by a killed run is simply taken over. `check_unlocked` asks
+early, before a second run reads its text or its checkpoint.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import errno
 import os
 import re
 import secrets
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -138,23 +140,58 @@ def out_lock(out: Path, main: bool = True) -> Iterator[None]:
         _remove_if_empty(out, created)
 
 
-def _acquire(path: Path) -> tuple[int, str]:
-    """An open descriptor holding `path`'s lock, and the process id it named."""
+def check_unlocked(out: Path) -> None:
+    """Refuse now, as `out_lock` would later, if another run holds `out`'s lock.
+
+    Writes nothing and holds nothing: `out_lock` still decides. It spares a
+    second run the reading and evaluating it would do before it got there.
+    (In a distributed run every process may call it before they meet, while
+    their own lock is not yet taken.)
+    """
+    path = Path(out) / LOCK
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return  # no lock there, or none we can read: `out_lock` will say
+    try:
+        _try_lock(fd, path, shared=True)
+    finally:
+        os.close(fd)  # closing drops the lock we may have taken
+
+
+def _try_lock(fd: int, path: Path, shared: bool = False) -> str:
+    """Lock `fd` (open on `path`), or refuse naming the holder; the process id
+    the file named before.
+
+    The exclusive lock `out_lock` takes waits up to half a second for
+    `check_unlocked`'s shared one, held for the time of one system call; the
+    lock of a run is held for its whole run.
+    """
     import fcntl
 
+    named = os.read(fd, 64).decode("ascii", "replace").strip()
+    mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
+    for attempt in range(1 if shared else 10):
+        if attempt:
+            time.sleep(0.05)
+        try:
+            fcntl.flock(fd, mode | fcntl.LOCK_NB)
+            return named
+        except BlockingIOError:
+            continue
+    holder = f"process {named}" if named.isdigit() else "a process"
+    raise RunError(
+        f"--out {path.parent}: another train.py run ({holder}) is writing there "
+        f"(it holds {path}); wait for it to end or give another --out"
+    )
+
+
+def _acquire(path: Path) -> tuple[int, str]:
+    """An open descriptor holding `path`'s lock, and the process id it named."""
     while True:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
         try:
-            named = os.read(fd, 64).decode("ascii", "replace").strip()
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                holder = f"process {named}" if named.isdigit() else "a process"
-                raise RunError(
-                    f"--out {path.parent}: another train.py run ({holder}) is "
-                    f"writing there (it holds {path}); wait for it to end or give "
-                    "another --out"
-                ) from None
+            named = _try_lock(fd, path)
             # The holder before us may have removed the file after we opened
             # it: then we hold the lock of a file no one else will open.
             try:
