@@ -28,6 +28,9 @@ CSS = Path(__file__).with_name("assets") / "literate.css"
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
     root = Path(args.root) if getattr(args, "root", None) else default_root(Path.cwd())
+    if not root.is_dir():
+        print(f"--root {ascii(str(root))}: not a folder", file=sys.stderr)
+        return 2
     return args.command(root, args)
 
 
@@ -77,8 +80,15 @@ def _parser() -> argparse.ArgumentParser:
 
 def render_command(root: Path, args: argparse.Namespace) -> int:
     from literate.pipeline import ERRORS, KATEX, Pipeline
-    from literate.translations.layout import site_options
+    from literate.translations.layout import SOURCE_LANGUAGE, is_language, site_options
 
+    if args.lang != SOURCE_LANGUAGE and not is_language(args.lang):
+        print(
+            f"error: --lang {ascii(args.lang)}: expected en or a language code "
+            "such as ja, zh, pt-BR",
+            file=sys.stderr,
+        )
+        return 2
     file = args.file.resolve()
     try:
         source = file.relative_to(root.resolve()).as_posix()

@@ -5,16 +5,25 @@ empty list means the translation may be shown. The same function gates the
 translate stage and the `translations check` command, so a string the check
 rejects is never on a page.
 
-Defects: placeholders missing, added, duplicated or mangled; unbalanced
-emphasis or link brackets; a glossary term rendered wrongly or a class or
-function name not kept as written; the English copied unchanged; anything
+Defects: placeholders missing, added, duplicated or mangled; replacement
+fields (`{step}`) other than the English's; unbalanced emphasis or link
+brackets; a glossary term rendered wrongly or a class or function name not
+kept as written; the English copied unchanged; invisible characters; anything
 that could put markup or script into the page (translated text is untrusted).
+
+Entries that reach an attribute or the page head (title, summary, alt texts,
+figure words) must also pass `attribute_problems`, and figure words, which
+matplotlib draws, `figure_problems` (their math) and `glyph_problems` (the
+fonts of the language's figures).
 """
 
 from __future__ import annotations
 
 import functools
+import logging
 import re
+import string
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,9 +41,13 @@ class Term:
     forbidden: tuple[str, ...] = ()  # renderings that are always wrong
     note: str = ""
 
-    @property
+    @functools.cached_property
     def pattern(self) -> re.Pattern[str]:
-        """The term in English prose: any case, plural, `-`/space variants."""
+        """The term in English prose: any case, plural, `-`/space variants.
+
+        Compiled once per term (`re`'s own cache holds 512 patterns: a larger
+        glossary would recompile every pattern on every use).
+        """
         words = [re.escape(w) for w in re.split(r"[-\s]+", self.en)]
         body = r"[-\s]?".join(words)
         return re.compile(rf"(?<![A-Za-z]){body}(?:s|es)?(?![A-Za-z])", re.I)
@@ -130,18 +143,56 @@ LINES_MARGIN = 8  # ... plus 8
 # C0 controls but tab and newline, DEL, C1 controls; bidirectional embeddings,
 # overrides and isolates, which can make text read other than it is.
 _FORBIDDEN_CHAR = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# Invisible characters besides those: every format character (Unicode
+# category Cf: zero-width space and joiners, direction marks, the soft hyphen,
+# word joiner, byte-order mark, tag characters ...), and blanks that are
+# letters or marks: Hangul fillers, the Braille blank, the combining grapheme
+# joiner, variation selectors, line and paragraph separators. No language of
+# the site needs one (docs/translating.md); none is allowed.
+_INVISIBLE = re.compile(
+    "[\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f\u2028\u2029"
+    "\u2800\u3164\uffa0\ufe00-\ufe0f\U000e0000-\U000e007f\U000e0100-\U000e01ef]"
+)
+# Direction marks (Cf): they reorder what a reviewer sees, like the controls.
+_DIRECTION_MARK = frozenset("\u200e\u200f\u061c")
+DIRECTION = " (it changes the direction of the text)"
 
 
 def check_entry(key: str, value: str, glossary: tuple[Term, ...] = ()) -> list[str]:
     """The defects of translating `key` as `value`; [] when it may be shown."""
-    return list(_checked(key, value, tuple(glossary)))
+    return list(_checked(key, value, _Glossary.of(tuple(glossary))))
+
+
+class _Glossary:
+    """A glossary as a cache key: hashed by identity, not term by term.
+
+    Hashing a tuple of a thousand terms on every call would cost more than
+    the check; the same tuple object (a build loads each glossary once) gets
+    the same token, and a token keeps its tuple alive, so that no other
+    tuple can take its id while the token is in use.
+    """
+
+    __slots__ = ("terms",)
+    _tokens: dict[int, _Glossary] = {}
+
+    def __init__(self, terms: tuple[Term, ...]):
+        self.terms = terms
+
+    @classmethod
+    def of(cls, terms: tuple[Term, ...]) -> _Glossary:
+        token = cls._tokens.get(id(terms))
+        if token is None or token.terms is not terms:
+            if len(cls._tokens) >= 64:  # forget the oldest (a new token: a miss)
+                del cls._tokens[next(iter(cls._tokens))]
+            token = cls._tokens[id(terms)] = cls(terms)
+        return token
 
 
 # A build asks about the same entry several times (the page, its figure words,
 # its notebook, in each language); the answer depends only on the arguments.
 @functools.lru_cache(maxsize=4096)
-def _checked(key: str, value: str, glossary: tuple[Term, ...]) -> tuple[str, ...]:
-    return tuple(_problems(key, value, glossary))
+def _checked(key: str, value: str, glossary: _Glossary) -> tuple[str, ...]:
+    return tuple(_problems(key, value, glossary.terms))
 
 
 def _problems(key: str, value: str, glossary: tuple[Term, ...]) -> list[str]:
@@ -150,6 +201,7 @@ def _problems(key: str, value: str, glossary: tuple[Term, ...]) -> list[str]:
         return problems
     problems = _character_problems(value)
     problems += _placeholder_problems(key, value)
+    problems += _field_problems(key, value)
     bare_key = PLACEHOLDER_RE.sub("\0", key)
     bare_value = PLACEHOLDER_RE.sub("\0", value)
     problems += _injection_problems(bare_value)
@@ -223,13 +275,32 @@ def _nesting(text: str, opener: str, closer: str) -> int:
 
 
 def _character_problems(value: str) -> list[str]:
-    """Control characters and bidirectional controls, each named once."""
+    """Control, bidirectional and invisible characters, each named once."""
     found = dict.fromkeys(m.group(0) for m in _FORBIDDEN_CHAR.finditer(value))
-    return [
+    problems = [
         f"the control character U+{ord(c):04X} is not allowed in a translation"
-        + (" (it changes the direction of the text)" if c >= "\u2000" else "")
+        + (DIRECTION if c >= "\u2000" else "")
         for c in found
     ]
+    # Most values are printable throughout, without a blank letter or mark:
+    # two passes in C say so.
+    if _INVISIBLE.search(value) or not _printable(value):
+        invisible = dict.fromkeys(c for c in value if c not in found and _invisible(c))
+        problems += [
+            f"the invisible character U+{ord(c):04X} "
+            f"{unicodedata.name(c, '(unnamed)')} is not allowed in a translation"
+            + (DIRECTION if c in _DIRECTION_MARK else "")
+            for c in invisible
+        ]
+    return problems
+
+
+def _printable(value: str) -> bool:
+    return value.replace("\n", "").replace("\t", "").isprintable()
+
+
+def _invisible(char: str) -> bool:
+    return bool(_INVISIBLE.match(char)) or unicodedata.category(char) in ("Cf", "Cs")
 
 
 def _placeholder_problems(key: str, value: str) -> list[str]:
@@ -253,6 +324,90 @@ def _placeholder_problems(key: str, value: str) -> list[str]:
         problems.append(
             f"mangled placeholder {m.group(0)!r}: write it exactly as _^_N_^_"
         )
+    return problems
+
+
+_FORMATTER = string.Formatter()
+
+
+def _fields(text: str) -> list[tuple[str, str, str]] | str:
+    """The replacement fields of `text` as `str.format` reads them (name,
+    format spec, conversion), or why it cannot read them."""
+    try:
+        return [
+            (name, spec or "", conversion or "")
+            for _, name, spec, conversion in _FORMATTER.parse(text)
+            if name is not None
+        ]
+    except ValueError as error:
+        return str(error)
+
+
+def _field(field: tuple[str, str, str]) -> str:
+    name, spec, conversion = field
+    return (
+        "{"
+        + name
+        + (f"!{conversion}" if conversion else "")
+        + (f":{spec}" if spec else "")
+        + "}"
+    )
+
+
+def _field_problems(key: str, value: str) -> list[str]:
+    """Replacement fields other than the English's: a figure word is formatted
+    (`tr("step {step}").format(step=...)`), so a field of its own could read
+    attributes of what the example formats (`{step.__class__}`), pad it to
+    gigabytes (`{step:>999999999}`) or stop the example (`{x}`, `{0}`, `{`).
+
+    The value must use each of the English's fields, as the English writes
+    it (name, format spec and conversion), and no other; a field may appear
+    more than once (the length limit bounds what that can add). An English
+    text that `str.format` cannot read is not formatted by anyone, and its
+    value is not checked here; a literal brace is written `{{` or `}}`.
+    """
+    english = _fields(key)
+    if isinstance(english, str):
+        return []
+    found = _fields(value)
+    if isinstance(found, str):
+        return [
+            f"a brace that str.format cannot read ({found}): write a literal "
+            "'{' or '}' twice, '{{' or '}}'"
+        ]
+    allowed = set(english)
+    by_name = {name: _field((name, spec, conv)) for name, spec, conv in english}
+    listed = ", ".join(dict.fromkeys(_field(f) for f in english))
+    problems = []
+    for field in dict.fromkeys(f for f in found if f not in allowed):
+        name, text = field[0], _field(field)
+        base = re.split(r"[.\[]", name, maxsplit=1)[0]
+        if name in by_name:
+            problem = (
+                f"has a format spec or conversion the English does not have: "
+                f"write {by_name[name]} as the English does"
+            )
+        elif base in by_name:
+            problem = (
+                f"reads an attribute or index of {by_name[base]}: write "
+                f"{by_name[base]} as the English does"
+            )
+        elif not listed:
+            problem = (
+                "is not in the English, which has none: write a literal brace "
+                "twice, '{{' or '}}'"
+            )
+        elif not name or name.isdigit():
+            problem = f"is positional: the English's fields are {listed}"
+        else:
+            problem = f"is not in the English: its fields are {listed}"
+        problems.append(f"the replacement field {text} {problem}")
+    present = {name for name, _, _ in found}
+    problems += [
+        f"the replacement field {_field(f)} is missing (the English has it)"
+        for f in dict.fromkeys(english)
+        if f[0] not in present
+    ]
     return problems
 
 
@@ -352,3 +507,185 @@ def _term_problems(
         if name not in bare_value:
             problems.append(f"the name {name!r} must stay as written in the English")
     return problems
+
+
+# --- entries that are not prose: the page head, attributes, figures ---------
+
+# What would end an HTML attribute or start markup where a title, summary,
+# alt text or figure word is written: a straight double quote, angle
+# brackets and character references (`&quot;`, `&#34;`).
+_ATTRIBUTE_UNSAFE = re.compile(r'["<>]|&(?:#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[A-Za-z]\w*;)')
+
+
+def attribute_problems(key: str, value: str) -> list[str]:
+    """The defects of `value` as a title, summary, alt text or figure word.
+
+    These reach an attribute or the page head (`<meta name="description"
+    content="…">`, `alt="…"`), where the renderer escapes them; the check
+    refuses what escaping would be needed for: `"` always (Japanese and
+    Chinese quote with 「」 or “”), `<`, `>` and character references unless
+    the English has the same.
+    """
+    found = dict.fromkeys(m.group(0) for m in _ATTRIBUTE_UNSAFE.finditer(value))
+    return [
+        f"{text!r} is not allowed in a title, summary, alt text or figure word "
+        "(it would end an HTML attribute or start markup): "
+        + ("quote with 「」 or “”" if text == '"' else "write it another way")
+        for text in found
+        if text == '"' or text not in key
+    ]
+
+
+# matplotlib draws a text with an even number of unescaped `$` as mathtext,
+# whose parser recurses once per level of `{…}` or `\left…\right`: past
+# about 50 levels it overflows the stack, and a long formula takes seconds.
+MAX_MATH_DEPTH = 10
+MAX_MATH_LENGTH = 100  # characters of math in one figure word
+_MATH_TOKEN = re.compile(r"\\(?:left|right)(?![A-Za-z])|\\.|[{}]", re.S)
+
+
+def figure_problems(key: str, value: str) -> list[str]:
+    """The defects of `value` as a figure word that matplotlib draws.
+
+    Its math (a value with an even number of `$`) must be at most
+    MAX_MATH_DEPTH levels deep and MAX_MATH_LENGTH characters long, parse
+    with matplotlib's own mathtext parser, and have a glyph for every
+    character in matplotlib's math font (which draws the whole text of a
+    value with math, words included).
+    """
+    if not _is_math_text(value):
+        return []
+    math = re.split(r"(?<!\\)\$", value)[1::2]
+    depth = max(_math_depth(part) for part in math)
+    if depth > MAX_MATH_DEPTH:
+        return [
+            f"math nested {depth} deep ({{…}} or \\left…\\right): at most "
+            f"{MAX_MATH_DEPTH} levels are allowed in a figure"
+        ]
+    length = sum(len(part) for part in math)
+    if length > MAX_MATH_LENGTH:
+        return [
+            f"{length} characters of math: at most {MAX_MATH_LENGTH} are allowed "
+            "in a figure word"
+        ]
+    return _mathtext_problems(value)
+
+
+def _is_math_text(text: str) -> bool:
+    """matplotlib's own rule (`cbook.is_math_text`)."""
+    dollars = text.count("$") - text.count(r"\$")
+    return dollars > 0 and dollars % 2 == 0
+
+
+def _math_depth(math: str) -> int:
+    depth = deepest = 0
+    for m in _MATH_TOKEN.finditer(math):
+        token = m.group(0)
+        if token in ("{", r"\left"):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif token in ("}", r"\right"):
+            depth -= 1
+    return deepest
+
+
+class _GlyphWarnings(logging.Handler):
+    """Collects mathtext's 'does not have a glyph for' warnings."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.missing: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        found = re.search(r"glyph for .*\[U\+([0-9a-fA-F]+)\]", record.getMessage())
+        char = chr(int(found.group(1), 16)) if found else None
+        if char and char not in self.missing:
+            self.missing.append(char)
+
+
+@functools.lru_cache(maxsize=1)
+def _math_parser():
+    from matplotlib.mathtext import MathTextParser
+
+    return MathTextParser("path")
+
+
+def _mathtext_problems(value: str) -> list[str]:
+    logger = logging.getLogger("matplotlib.mathtext")
+    glyphs = _GlyphWarnings()
+    logger.addHandler(glyphs)
+    propagate, logger.propagate = logger.propagate, False
+    try:
+        _math_parser().parse(value)
+    except RecursionError:
+        return ["matplotlib cannot draw this math: it is nested too deeply"]
+    except Exception as error:  # whatever the parser raises, the figure fails
+        lines = [line.strip() for line in str(error).split("\n") if line.strip()]
+        reason = re.sub(r"^\w+Exception: ", "", lines[-1] if lines else repr(error))
+        return [f"matplotlib cannot draw this math: {reason}"]
+    finally:
+        logger.removeHandler(glyphs)
+        logger.propagate = propagate
+    if not glyphs.missing:
+        return []
+    return [
+        f"matplotlib's math font has no glyph for {_listed(glyphs.missing)}: a "
+        "figure word with math is drawn in that font throughout; keep the math "
+        "and these characters apart"
+    ]
+
+
+def _listed(chars: list[str], most: int = 8) -> str:
+    """`'ス' (U+30B9), …` for a message, at most `most` of them."""
+    named = [f"{c!r} (U+{ord(c):04X})" for c in chars[:most]]
+    more = f" and {len(chars) - most} more" if len(chars) > most else ""
+    return ", ".join(named) + more
+
+
+def glyph_problems(value: str, lang: str) -> list[str]:
+    """Characters of a figure word that none of `lang`'s figure fonts has.
+
+    The fonts are the build's (`literate.execute.FONTS`; DejaVu Sans for a
+    language not listed); one that is not installed here is not asked (see
+    `missing_fonts`). Whitespace is not drawn; a value with math is drawn in
+    the math font (see `figure_problems`).
+    """
+    if _is_math_text(value):
+        return []
+    fonts = [font for font in _fonts(lang).values() if font is not None]
+    missing = dict.fromkeys(
+        c
+        for c in value
+        if not c.isspace() and not any(font.get_char_index(ord(c)) for font in fonts)
+    )
+    if not missing:
+        return []
+    return [
+        f"the fonts of {lang!r} figures ({' and '.join(_fonts(lang))}) have no "
+        f"glyph for {_listed(list(missing))}: the figure would show boxes"
+    ]
+
+
+def missing_fonts(lang: str) -> list[str]:
+    """The figure fonts of `lang` that are not installed here."""
+    return [family for family, font in _fonts(lang).items() if font is None]
+
+
+@functools.cache
+def _fonts(lang: str) -> dict:
+    """Each figure font of `lang` (family -> FT2Font), None if not installed."""
+    from matplotlib import font_manager
+
+    from literate.execute import FONTS
+
+    fonts = {}
+    for family in FONTS.get(lang, ["DejaVu Sans"]):
+        try:
+            path = font_manager.findfont(
+                font_manager.FontProperties(family=family), fallback_to_default=False
+            )
+        except ValueError:
+            fonts[family] = None
+        else:
+            fonts[family] = font_manager.get_font(path)
+    return fonts

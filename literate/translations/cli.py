@@ -13,18 +13,31 @@ error. Paths in messages are relative to --root (default: the current folder).
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from pathlib import Path
 
 from literate.model import SourceError
-from literate.translations.check import Term, check_entry, load_glossary
+from literate.translations.check import (
+    Term,
+    attribute_problems,
+    check_entry,
+    figure_problems,
+    glyph_problems,
+    load_glossary,
+    missing_fonts,
+)
 from literate.translations.layout import (
+    LANGUAGE,
+    TRANSLATIONS,
+    SourceKeys,
     current_keys,
     glossary_path,
     languages,
+    other_folders,
     relative,
+    site_options,
     site_sources,
+    source_keys,
     table_files,
     table_path,
 )
@@ -33,13 +46,11 @@ from literate.translations.tables import (
     TableError,
     dumps_table,
     duplicates,
-    read_entries,
+    read_table,
     save_table,
     short,
 )
-from literate.translations.update import update_table
-
-_LANG = re.compile(r"[a-z]{2,3}(?:-[A-Za-z0-9]{2,8})?")
+from literate.translations.update import MAX_STALE, update_table
 
 
 def main(argv: list[str]) -> int:
@@ -51,8 +62,10 @@ def main(argv: list[str]) -> int:
 
 def run(root: Path, args: argparse.Namespace) -> int:
     """Run the parsed command; the exit status is 0 when nothing went wrong."""
-    if getattr(args, "lang", None) and not _LANG.fullmatch(args.lang):
-        print(f"LANG {args.lang!r}: expected a language code such as ja, zh, pt-BR")
+    if getattr(args, "lang", None) and not LANGUAGE.fullmatch(args.lang):
+        print(
+            f"LANG {ascii(args.lang)}: expected a language code such as ja, zh, pt-BR"
+        )
         return 2
     if args.lang == "en":
         print("LANG 'en': English is the source language, it has no table")
@@ -95,7 +108,7 @@ def _sources(root: Path, args: argparse.Namespace) -> tuple[str, ...]:
 def run_update(root: Path, args: argparse.Namespace) -> int:
     try:
         sources = _sources(root, args)
-    except FileNotFoundError as error:
+    except (FileNotFoundError, ValueError) as error:  # ValueError: FileRefused
         print(f"update: {error}")
         return 1
     langs = [args.lang] if args.lang else languages(root)
@@ -122,7 +135,7 @@ def _update_file(root: Path, path: Path, current: list[str], prune: bool) -> boo
     """Update one table; print what happened; False on error (file untouched)."""
     name = relative(path, root)
     try:
-        entries = read_entries(path)
+        before, entries = read_table(path)
     except TableError as error:
         print(error.relative_to(root) + " (not updated)")
         return False
@@ -137,6 +150,8 @@ def _update_file(root: Path, path: Path, current: list[str], prune: bool) -> boo
         where = f"{name}:{stale.line}: stale key {short(stale.key)}"
         if prune:
             print(f"{where}: removed")
+        elif not stale.compared:
+            continue  # counted below
         elif stale.suggestion is None:
             print(f"{where}: no similar current key")
         else:
@@ -144,7 +159,12 @@ def _update_file(root: Path, path: Path, current: list[str], prune: bool) -> boo
                 f"{where}: most similar current key (ratio {stale.ratio:.2f}): "
                 f"{short(stale.suggestion)}"
             )
-    before = path.read_text(encoding="utf-8") if path.exists() else None
+    unsought = sum(1 for stale in result.stale if not stale.compared)
+    if unsought and not prune:
+        print(
+            f"{name}: {unsought} more stale keys, not compared with the current "
+            f"ones (only the first {MAX_STALE} are)"
+        )
     written = before != dumps_table(result.table)
     if written:
         save_table(path, result.table)
@@ -168,13 +188,22 @@ def run_status(root: Path, args: argparse.Namespace) -> int:
 
 
 def run_check(root: Path, args: argparse.Namespace) -> int:
+    keys, failed = _site_keys(root)
+    for name in other_folders(root):
+        failed = True
+        print(f"{TRANSLATIONS}/{ascii(name)}: not a language folder (expected a "
+              "language code such as ja, zh, pt-BR; English has none): "
+              "rename or remove it")  # fmt: skip
     langs = [args.lang] if args.lang else languages(root)
+    if not langs and keys is not None:
+        print(f"{TRANSLATIONS}/: no language folders, but mkdocs.yml names "
+              "sources: run `python -m literate translations update LANG`")  # fmt: skip
+        return 1
     if not langs:
-        print("translations/: no language folders, nothing to check")
-    failed = False
+        print(f"{TRANSLATIONS}/: no language folders, nothing to check")
     for lang in langs:
-        if not (root / "translations" / lang).is_dir():
-            print(f"translations/{lang}: no such language folder")
+        if not (root / TRANSLATIONS / lang).is_dir():
+            print(f"{TRANSLATIONS}/{lang}: no such language folder")
             failed = True
             continue
         path = glossary_path(root, lang)
@@ -185,16 +214,58 @@ def run_check(root: Path, args: argparse.Namespace) -> int:
         except TableError as error:
             print(error.relative_to(root))
             failed, glossary = True, ()
+        if keys and any(k.words for k in keys.values()) and missing_fonts(lang):
+            print(
+                f"{TRANSLATIONS}/{lang}: figure words' glyphs not checked: "
+                f"{', '.join(missing_fonts(lang))} not installed here"
+            )
+        sources = {table_path(root, lang, s): s for s in keys or {}}
         for path in table_files(root, lang):
-            failed |= _check_file(root, path, glossary) > 0
+            source = sources.get(path)
+            known = None if keys is None else keys.get(source, _NO_KEYS)
+            failed |= _check_file(root, path, lang, glossary, known) > 0
     return 1 if failed else 0
 
 
-def _check_file(root: Path, path: Path, glossary: tuple[Term, ...]) -> int:
-    """Check one table; print its errors and a summary; return the error count."""
+_NO_KEYS = SourceKeys((), (), (), ())  # a table whose source is not the site's
+
+
+def _site_keys(root: Path) -> tuple[dict[str, SourceKeys | None] | None, bool]:
+    """Each site source's keys (None for a source that cannot be read, said
+    so), and whether one could not; (None, False) without a site config."""
+    if site_options(root).get("sources") is None:
+        return None, False
+    try:
+        sources = site_sources(root)
+    except (FileNotFoundError, ValueError) as error:  # ValueError: FileRefused
+        print(f"mkdocs.yml: {error}")
+        return {}, True
+    keys: dict[str, SourceKeys | None] = {}
+    failed = False
+    for source in sources:
+        try:
+            keys[source] = source_keys(root, source)
+        except (OSError, ValueError, SourceError) as error:
+            print(f"{source}: cannot read its sections: {error}")
+            keys[source], failed = None, True
+    return keys, failed
+
+
+def _check_file(
+    root: Path,
+    path: Path,
+    lang: str,
+    glossary: tuple[Term, ...],
+    keys: SourceKeys | None,
+) -> int:
+    """Check one table; print its errors and a summary; return the error count.
+
+    With its source's `keys`, also the entries that are not prose (see
+    `_entry_problems`) and the number of stale keys.
+    """
     name = relative(path, root)
     try:
-        entries = read_entries(path)
+        text, entries = read_table(path)
     except TableError as error:
         print(error.relative_to(root))
         print(f"{name}: 1 error")
@@ -207,10 +278,11 @@ def _check_file(root: Path, path: Path, glossary: tuple[Term, ...]) -> int:
         if entry.value.strip():
             errors += [
                 f"{name}:{entry.line}: key {short(entry.key)}: {problem}"
-                for problem in check_entry(entry.key, entry.value, glossary)
+                for problem in _entry_problems(entry, lang, glossary, keys)
             ]
+    errors += _stale_errors(name, lang, entries, keys)
     if not errors:
-        errors += _format_errors(name, path, entries)
+        errors += _format_errors(name, text, entries)
     for error in errors:
         print(error)
     translated = sum(1 for entry in entries if entry.value.strip())
@@ -221,9 +293,43 @@ def _check_file(root: Path, path: Path, glossary: tuple[Term, ...]) -> int:
     return len(errors)
 
 
-def _format_errors(name: str, path: Path, entries) -> list[str]:
+def _entry_problems(entry, lang: str, glossary, keys: SourceKeys | None) -> list[str]:
+    """`check_entry`'s problems; for a title, summary, alt text or figure
+    word also those of text in an attribute, for what a figure draws those
+    of its math (alt texts too: the build drops them alike), and for a word
+    its glyphs in the language's figure fonts."""
+    problems = check_entry(entry.key, entry.value, glossary)
+    if keys is None:
+        return problems
+    word, alt = entry.key in keys.words, entry.key in keys.alts
+    if word or alt or entry.key in keys.head:
+        problems += attribute_problems(entry.key, entry.value)
+    if word or alt:
+        problems += figure_problems(entry.key, entry.value)
+    if word and not missing_fonts(lang):
+        problems += glyph_problems(entry.value, lang)
+    return problems
+
+
+def _stale_errors(name: str, lang: str, entries, keys: SourceKeys | None) -> list[str]:
+    """One error if the table keeps more stale keys than it may: each costs
+    the build a comparison with every untranslated section."""
+    if keys is None:
+        return []
+    current = set(keys.all)
+    stale = sum(1 for entry in entries if entry.key not in current)
+    most = max(MAX_STALE, len(current))
+    if stale <= most:
+        return []
+    return [
+        f"{name}: {stale} stale keys (English that is gone), more than the {most} "
+        f"a table may keep: carry over what you need, then run `python -m "
+        f"literate translations update {lang} --prune`"
+    ]
+
+
+def _format_errors(name: str, text: str, entries) -> list[str]:
     """The file must be byte for byte what `update` would write."""
-    text = path.read_text(encoding="utf-8")
     canonical = dumps_table({entry.key: entry.value for entry in entries})
     if text == canonical:
         return []

@@ -5,31 +5,52 @@
                                               mha.py -> mha.json,
                                               pkg/__init__.py -> pkg/__init__.json
 
-Languages are the folders under `translations/`; the sources are those the
-site's mkdocs.yml gives the `literate` plugin (files, folders or globs).
+Languages are the folders under `translations/` whose names are language
+codes (`ja`, `zh`, `pt-BR`; not `en`, the sources' own): any other folder is
+refused by `translations check` and never taken for a language. The sources
+are those the site's mkdocs.yml gives the `literate` plugin (files, folders or
+globs).
 """
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 import yaml
 
 from literate.spans import key
-from literate.textfile import read_utf8
+from literate.textfile import inside, read_utf8
 
 TRANSLATIONS = "translations"
 GLOSSARY = "glossary.json"
+SOURCE_LANGUAGE = "en"
+# A BCP 47 tag, roughly: a language and optional subtags (region, script).
+LANGUAGE = re.compile(r"[a-z]{2,3}(?:-[A-Za-z0-9]{2,8})*")
+
+
+def is_language(name: str) -> bool:
+    """Whether `name` may be a translation's language (a code, not English)."""
+    return bool(LANGUAGE.fullmatch(name)) and name != SOURCE_LANGUAGE
 
 
 def languages(root: Path) -> list[str]:
-    """The language folders under `translations/`, sorted."""
+    """The language folders under `translations/`, sorted: only those whose
+    names are language codes (see `other_folders` for the rest)."""
+    return sorted(name for name in _folders(root) if is_language(name))
+
+
+def other_folders(root: Path) -> list[str]:
+    """The folders under `translations/` that are not languages, sorted."""
+    return sorted(name for name in _folders(root) if not is_language(name))
+
+
+def _folders(root: Path) -> list[str]:
     folder = root / TRANSLATIONS
     if not folder.is_dir():
         return []
-    return sorted(
-        p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")
-    )
+    return [p.name for p in folder.iterdir() if p.is_dir()]
 
 
 def site_sources(root: Path, config: str = "mkdocs.yml") -> tuple[str, ...]:
@@ -87,36 +108,66 @@ def table_files(root: Path, lang: str) -> list[Path]:
     return sorted(p for p in folder.rglob("*.json") if p != glossary)
 
 
-def current_keys(root: Path, source: str) -> list[str]:
-    """The keys of a source's title, summary, sections with prose, figures' alt
-    texts and the `tr("...")` words its examples reach (see `literate.words`),
-    once each.
+@dataclass(frozen=True)
+class SourceKeys:
+    """A source's keys, by where their translations go."""
 
-    Raises FileNotFoundError naming the source when it does not exist.
+    head: tuple[str, ...]  # the title and summary: the page head
+    prose: tuple[str, ...]  # the sections' prose
+    alts: tuple[str, ...]  # the figures' alt texts: an attribute
+    words: tuple[str, ...]  # the `tr` words its examples reach: drawn, printed
+
+    @property
+    def all(self) -> list[str]:
+        """Every key once, in this order (what `update` writes)."""
+        return list(dict.fromkeys(self.head + self.prose + self.alts + self.words))
+
+
+def source_keys(root: Path, source: str) -> SourceKeys:
+    """The keys of a source's title, summary, sections with prose, figures'
+    alt texts and the `tr("...")` words its examples reach.
+
+    Raises FileNotFoundError naming the source when it does not exist, and
+    FileRefused (a ValueError) when it is not a file inside the project.
     """
     from literate.parse import parse  # the renderer's parser, imported late
 
-    path = root / source
+    path = inside(root, source, source)
     if not path.is_file():
         raise FileNotFoundError(f"{source}: source file not found under {root}")
     page = parse(read_utf8(path, source), source)
-    texts = [page.title, page.summary] + [section.docs for section in page.sections]
-    keys = [key(text) for text in texts if text.strip()]
-    return list(dict.fromkeys(keys + figure_keys(root, page)))
+    head = [key(text) for text in (page.title, page.summary) if text.strip()]
+    prose = [key(s.docs) for s in page.sections if s.docs.strip()]
+    alts, words = _figure_keys(root, page)
+    return SourceKeys(tuple(head), tuple(prose), tuple(alts), tuple(words))
+
+
+def current_keys(root: Path, source: str) -> list[str]:
+    """The keys of a source (see `source_keys`), once each.
+
+    Raises FileNotFoundError naming the source when it does not exist.
+    """
+    return source_keys(root, source).all
 
 
 def figure_keys(root: Path, page) -> list[str]:
     """The alt texts of a parsed page's examples, and the `tr` words they reach."""
+    alts, words = _figure_keys(root, page)
+    return list(dict.fromkeys(alts + words))
+
+
+def _figure_keys(root: Path, page) -> tuple[list[str], list[str]]:
     from literate.cache_key import example_words
     from literate.directives import page_examples
 
-    keys: list[str] = []
+    alts: list[str] = []
+    words: list[str] = []
     for example in page_examples(page):
         if example.notebook_only:
             continue
-        keys += [example.alt] if example.alt else []
-        keys += example_words(root.resolve(), page.source, example.expr)
-    return list(dict.fromkeys(keys))
+        alts += [example.alt] if example.alt else []
+        words += example_words(root.resolve(), page.source, example.expr)
+    return list(dict.fromkeys(alts)), list(dict.fromkeys(words))
 
 
 def relative(path: Path, root: Path) -> str:

@@ -11,14 +11,21 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from literate.textfile import FileRefused, read_utf8
+from literate.textfile import FileRefused, inside, read_utf8
 
-_WHITESPACE = " \t\n\r"
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+# Half of a UTF-16 surrogate pair: JSON's `\ud800` decodes to one, which no
+# file or terminal can hold (writing it raises UnicodeEncodeError).
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# The folder that holds the tables; the project is the folder above it.
+TRANSLATIONS = "translations"
 
 
 class TableError(ValueError):
@@ -51,10 +58,14 @@ class Entry:
 def parse_object(text: str, path: Path | str) -> list[Entry]:
     """The members of a top-level JSON object, in file order, duplicates kept.
 
-    Raises TableError with the parser's line and column on invalid JSON.
+    Raises TableError with the parser's line and column on invalid JSON, and
+    at the key's line for a value Python cannot read (nested past the
+    recursion limit, a number of thousands of digits) or a string holding
+    half of a surrogate pair. Linear in the length of the text.
     """
     decoder = json.JSONDecoder()
     entries: list[Entry] = []
+    line, counted = 1, 0  # the line at offset `counted`
     try:
         pos = _skip(text, 0)
         _expect(text, pos, "{")
@@ -64,10 +75,25 @@ def parse_object(text: str, path: Path | str) -> list[Entry]:
         while True:
             _expect(text, pos, '"')
             key, pos_after = json.decoder.scanstring(text, pos + 1)
-            line = text.count("\n", 0, pos) + 1
+            line, counted = line + text.count("\n", counted, pos), pos
             pos = _skip(text, pos_after)
             _expect(text, pos, ":")
-            value, pos = decoder.raw_decode(text, _skip(text, pos + 1))
+            try:
+                value, pos = decoder.raw_decode(text, _skip(text, pos + 1))
+            except json.JSONDecodeError:
+                raise
+            except (RecursionError, ValueError) as error:
+                raise TableError(
+                    path, line, 1, f"key {short(key)}: {_unreadable(error)}"
+                ) from None
+            if _has_surrogate(key) or _has_surrogate(value):
+                raise TableError(
+                    path,
+                    line,
+                    1,
+                    f"key {short(key)}: a \\uD800-\\uDFFF escape that is half of "
+                    "a surrogate pair, not a character: write the character itself",
+                )
             entries.append(Entry(key, value, line))
             pos = _skip(text, pos)
             if text.startswith("}", pos):
@@ -80,10 +106,34 @@ def parse_object(text: str, path: Path | str) -> list[Entry]:
         ) from error
 
 
+def _unreadable(error: Exception) -> str:
+    """Why Python's JSON reader gave up on a value that is valid JSON."""
+    if isinstance(error, RecursionError):
+        return (
+            "the value is nested too deeply to be read (arrays or objects "
+            "inside one another): expected a string"
+        )
+    return "the value is a number too long to be read: expected a string"
+
+
+def _has_surrogate(value: Any) -> bool:
+    """Whether a string in `value` (a JSON value, walked without recursion)
+    holds a lone surrogate."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                return True
+        elif isinstance(item, dict):
+            pending += [*item.keys(), *item.values()]
+        elif isinstance(item, list):
+            pending += item
+    return False
+
+
 def _skip(text: str, pos: int) -> int:
-    while pos < len(text) and text[pos] in _WHITESPACE:
-        pos += 1
-    return pos
+    return _WHITESPACE.match(text, pos).end()
 
 
 def _expect(text: str, pos: int, char: str) -> None:
@@ -99,23 +149,42 @@ def _end(text: str, pos: int, entries: list[Entry]) -> list[Entry]:
     return entries
 
 
-def read_text(path: Path | str) -> str:
-    """A table's (or glossary's) text; TableError (file:line) if not UTF-8."""
+def read_text(path: Path | str, root: Path | str | None = None) -> str:
+    """A table's (or glossary's) text; TableError (file:line) if it cannot be.
+
+    Refused before anything is read: a path or symlink that leads out of the
+    project (`root`; by default the folder holding the path's `translations/`
+    folder), anything but a regular file (`/dev/zero`, a FIFO) and a file
+    over the size cap; after reading, a file that is not UTF-8.
+    """
     try:
+        project = root if root is not None else project_of(path)
+        if project is not None:
+            inside(project, Path(path).absolute(), str(path))
         return read_utf8(path)
     except FileRefused as error:
         line, column = error.line or 1, error.column or 1
         raise TableError(path, line, column, error.message) from None
 
 
-def read_entries(path: Path) -> list[Entry]:
-    """A table's entries with their lines; a missing file has none.
+def project_of(path: Path | str) -> Path | None:
+    """The project a table belongs to: the folder holding its `translations/`
+    folder (the nearest one), or None for a file outside any."""
+    path = Path(path).absolute()
+    return next((p.parent for p in path.parents if p.name == TRANSLATIONS), None)
 
-    Raises TableError when the file is not UTF-8 JSON or a value is not a string.
+
+def read_table(path: Path) -> tuple[str | None, list[Entry]]:
+    """A table's text and entries with their lines; (None, []) if it is missing.
+
+    Raises TableError when the file cannot be read (see `read_text`), is not
+    JSON, or a value is not a string. A symlink whose target is missing is
+    refused, not taken for a missing table.
     """
-    if not path.exists():
-        return []
-    entries = parse_object(read_text(path), path)
+    if not os.path.lexists(path):
+        return None, []
+    text = read_text(path)
+    entries = parse_object(text, path)
     for entry in entries:
         if not isinstance(entry.value, str):
             raise TableError(
@@ -125,7 +194,15 @@ def read_entries(path: Path) -> list[Entry]:
                 f"key {short(entry.key)}: expected a string value, "
                 f"found {type(entry.value).__name__}",
             )
-    return entries
+    return text, entries
+
+
+def read_entries(path: Path) -> list[Entry]:
+    """A table's entries with their lines; a missing file has none.
+
+    Raises TableError when the file is not UTF-8 JSON or a value is not a string.
+    """
+    return read_table(path)[1]
 
 
 def load_table(path: Path | str) -> dict[str, str]:
@@ -175,11 +252,24 @@ def save_table(path: Path | str, table: dict[str, Any]) -> None:
 
 
 def short(text: str, width: int = 60) -> str:
-    """A key quoted for a message: JSON-escaped, cut to about `width` chars."""
-    quoted = json.dumps(text, ensure_ascii=False)
+    """A key quoted for a message: JSON-escaped, cut to about `width` chars.
+
+    Characters that are invisible or cannot be printed (controls, format
+    characters, lone surrogates) are shown as `\\uXXXX` escapes.
+    """
+    quoted = json.dumps(text[: width + 1], ensure_ascii=False)
+    quoted = "".join(
+        f"\\u{ord(c):04x}" if unicodedata.category(c) in _UNPRINTABLE else c
+        for c in quoted
+    )
     if len(quoted) <= width:
         return quoted
     return quoted[: width - 2] + '…"'
+
+
+# Unicode categories `short` writes as escapes: controls, format characters,
+# surrogates, private use, unassigned, line and paragraph separators.
+_UNPRINTABLE = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
 
 
 def duplicates(entries: list[Entry]) -> list[Entry]:
