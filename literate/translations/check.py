@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import re
 import string
 import unicodedata
@@ -60,7 +61,7 @@ def load_glossary(path: Path | str) -> tuple[Term, ...]:
     Raises TableError (file:line) for anything else.
     """
     path = Path(path)
-    if not path.exists():
+    if not os.path.lexists(path):  # a symlink to nothing is refused, not missing
         return ()
     terms = []
     for entry in parse_object(read_text(path), path):
@@ -264,6 +265,8 @@ def _block_nesting(text: str) -> int:
 
 def _nesting(text: str, opener: str, closer: str) -> int:
     """The deepest nesting of unescaped `opener`…`closer` pairs in `text`."""
+    if opener not in text:
+        return 0
     depth = deepest = 0
     for m in re.finditer(rf"\\.|[{re.escape(opener + closer)}]", text, re.S):
         if m.group(0) == opener:
@@ -304,6 +307,8 @@ def _invisible(char: str) -> bool:
 
 
 def _placeholder_problems(key: str, value: str) -> list[str]:
+    if "_^_" not in key and not any(c in value for c in _CARETS):
+        return []  # no placeholder wanted, and nothing like one
     wanted = Counter(m.group(0) for m in PLACEHOLDER_RE.finditer(key))
     found = Counter(m.group(0) for m in PLACEHOLDER_RE.finditer(value))
     problems = [
@@ -327,6 +332,8 @@ def _placeholder_problems(key: str, value: str) -> list[str]:
     return problems
 
 
+# A placeholder, even a mangled one, has one of these (see _LOOSE_PLACEHOLDER).
+_CARETS = ("^", "＾", "%5")
 _FORMATTER = string.Formatter()
 
 
@@ -366,6 +373,8 @@ def _field_problems(key: str, value: str) -> list[str]:
     text that `str.format` cannot read is not formatted by anyone, and its
     value is not checked here; a literal brace is written `{{` or `}}`.
     """
+    if not any(c in text for text in (key, value) for c in "{}"):
+        return []
     english = _fields(key)
     if isinstance(english, str):
         return []
@@ -412,6 +421,8 @@ def _field_problems(key: str, value: str) -> list[str]:
 
 
 def _injection_problems(bare_value: str) -> list[str]:
+    if not any(c in bare_value for c in "<=:&"):
+        return []  # every pattern needs one of these
     found = [
         (m.start(), name, m.group(0))
         for pattern, name in _INJECTION
@@ -448,7 +459,7 @@ def _structure_problems(
     problems = []
     if _brackets_balanced(bare_key) and not _brackets_balanced(bare_value):
         problems.append("unbalanced link brackets: every '[' needs its ']'")
-    for link in re.findall(r"\]\(_\^_\d+_\^_\)", key):
+    for link in _LINK.findall(key):
         if link not in value:
             problems.append(f"link {link!r} is broken: keep ']' and '(' together")
     if _images(bare_value) > _images(bare_key):
@@ -456,32 +467,52 @@ def _structure_problems(
             "'![' makes a link an image (its text would be lost): write '[' as "
             "the English does"
         )
+    translated = _emphasis_parity(bare_value)
     for marker, odd in _emphasis_parity(bare_key).items():
-        if not odd and _emphasis_parity(bare_value)[marker]:
+        if not odd and translated[marker]:
             problems.append(f"unbalanced emphasis: an odd number of {marker!r}")
     return problems
 
 
+# (Each has a fast path: most values hold none of the characters it reads.)
+_LINK = re.compile(r"\]\(_\^_\d+_\^_\)")
+_ESCAPED = re.compile(r"\\.")
+_BULLET = re.compile(r"(?m)^\s*[*+-]\s+")
+_SPACED_STAR = re.compile(r"\s\*+\s")
+_SNAKE = re.compile(r"(?<=[A-Za-z0-9])_+(?=[A-Za-z0-9])")
+_IMAGE = re.compile(r"(?<!\\)!\[")
+_NO_EMPHASIS = {"**": False, "__": False, "*": False, "_": False}
+
+
 def _images(text: str) -> int:
     """How many `![` (an image's start) there are, not counting `\\![`."""
-    return len(re.findall(r"(?<!\\)!\[", re.sub(r"\\\\", "", text)))
+    if "![" not in text:
+        return 0
+    return len(_IMAGE.findall(text.replace("\\\\", "")))
 
 
 def _brackets_balanced(text: str) -> bool:
+    if "[" not in text and "]" not in text:
+        return True
     depth = 0
-    for char in re.sub(r"\\.", "", text):
-        depth += {"[": 1, "]": -1}.get(char, 0)
-        if depth < 0:
-            return False
+    for char in _ESCAPED.sub("", text):
+        if char == "[":
+            depth += 1
+        elif char == "]":
+            depth -= 1
+            if depth < 0:
+                return False
     return depth == 0
 
 
 def _emphasis_parity(text: str) -> dict[str, bool]:
     """Whether each emphasis marker occurs an odd number of times."""
-    text = re.sub(r"\\.", "", text)
-    text = re.sub(r"(?m)^\s*[*+-]\s+", "", text)  # bullet list markers
-    text = re.sub(r"\s\*+\s", " ", text)  # `a * b` is not emphasis
-    text = re.sub(r"(?<=[A-Za-z0-9])_+(?=[A-Za-z0-9])", "", text)  # snake_case
+    if "*" not in text and "_" not in text:
+        return dict(_NO_EMPHASIS)
+    text = _ESCAPED.sub("", text)
+    text = _BULLET.sub("", text)  # bullet list markers
+    text = _SPACED_STAR.sub(" ", text)  # `a * b` is not emphasis
+    text = _SNAKE.sub("", text)  # snake_case
     strong = {m: text.count(m) for m in ("**", "__")}
     for marker in strong:
         text = text.replace(marker, "")
@@ -568,7 +599,7 @@ def figure_problems(key: str, value: str) -> list[str]:
             f"{length} characters of math: at most {MAX_MATH_LENGTH} are allowed "
             "in a figure word"
         ]
-    return _mathtext_problems(value)
+    return list(_mathtext_problems(value))
 
 
 def _is_math_text(text: str) -> bool:
@@ -603,36 +634,34 @@ class _GlyphWarnings(logging.Handler):
             self.missing.append(char)
 
 
-@functools.lru_cache(maxsize=1)
-def _math_parser():
+# The answer for a value is kept: matplotlib caches what a parser parsed, and
+# warns about missing glyphs only the first time.
+@functools.lru_cache(maxsize=1024)
+def _mathtext_problems(value: str) -> tuple[str, ...]:
     from matplotlib.mathtext import MathTextParser
 
-    return MathTextParser("path")
-
-
-def _mathtext_problems(value: str) -> list[str]:
     logger = logging.getLogger("matplotlib.mathtext")
     glyphs = _GlyphWarnings()
     logger.addHandler(glyphs)
     propagate, logger.propagate = logger.propagate, False
     try:
-        _math_parser().parse(value)
+        MathTextParser("path").parse(value)  # a new one: its cache is empty
     except RecursionError:
-        return ["matplotlib cannot draw this math: it is nested too deeply"]
+        return ("matplotlib cannot draw this math: it is nested too deeply",)
     except Exception as error:  # whatever the parser raises, the figure fails
         lines = [line.strip() for line in str(error).split("\n") if line.strip()]
         reason = re.sub(r"^\w+Exception: ", "", lines[-1] if lines else repr(error))
-        return [f"matplotlib cannot draw this math: {reason}"]
+        return (f"matplotlib cannot draw this math: {reason}",)
     finally:
         logger.removeHandler(glyphs)
         logger.propagate = propagate
     if not glyphs.missing:
-        return []
-    return [
+        return ()
+    return (
         f"matplotlib's math font has no glyph for {_listed(glyphs.missing)}: a "
         "figure word with math is drawn in that font throughout; keep the math "
-        "and these characters apart"
-    ]
+        "and these characters apart",
+    )
 
 
 def _listed(chars: list[str], most: int = 8) -> str:
