@@ -608,3 +608,16 @@ def test_a_thousand_term_glossary_is_checked_in_linear_time(project):
         0,
         "translations/ja/glossary.json: 1000 terms",
     )
+
+
+def test_update_writes_nothing_through_a_symlinked_language_folder(project):
+    elsewhere = project.parent / "elsewhere"
+    elsewhere.mkdir()
+    (project / "translations" / "zh").symlink_to(elsewhere)
+    code, out = check(project, "update", "zh")
+    assert (code, out) == (
+        1,
+        "translations/zh/demo.json: leads outside the project (a path or a symlink "
+        "to elsewhere): only files inside the project are read (not updated)\n",
+    )
+    assert list(elsewhere.iterdir()) == []

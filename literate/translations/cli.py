@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from literate.model import SourceError
+from literate.textfile import FileRefused, inside
 from literate.translations.check import (
     Term,
     attribute_problems,
@@ -135,7 +136,11 @@ def _update_file(root: Path, path: Path, current: list[str], prune: bool) -> boo
     """Update one table; print what happened; False on error (file untouched)."""
     name = relative(path, root)
     try:
+        inside(root, path.absolute(), name)  # a symlinked folder: not written
         before, entries = read_table(path)
+    except FileRefused as error:
+        print(f"{error} (not updated)")
+        return False
     except TableError as error:
         print(error.relative_to(root) + " (not updated)")
         return False
