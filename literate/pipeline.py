@@ -28,7 +28,7 @@ from literate.model import Page, SourceError
 from literate.notebook import page_to_notebook
 from literate.parse import parse
 from literate.render import MARKDOWN_EXTENSIONS, render_page, render_page_tolerant
-from literate.textfile import inside, read_utf8
+from literate.textfile import inside, project_glob, read_utf8
 from literate.translate import translate_page
 from literate.translations.check import Term, load_glossary
 from literate.translations.layout import figure_keys, glossary_path, table_path
@@ -220,7 +220,7 @@ def find_sources(root: Path, patterns: list[str]) -> list[str]:
     for pattern in patterns:
         path = inside(root, pattern)
         if glob.has_magic(pattern):
-            matches = sorted(glob.glob(pattern, root_dir=root, recursive=True))
+            matches = project_glob(root, pattern)
         elif path.is_dir():
             matches = sorted(p.relative_to(root).as_posix() for p in path.rglob("*.py"))
         else:

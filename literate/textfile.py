@@ -20,9 +20,10 @@ Each of these is a `FileRefused` (a ValueError) whose `str` is one line.
 from __future__ import annotations
 
 import codecs
+import fnmatch
 import os
 import stat
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 # No source, table or glossary of a real project comes near this; a file over
 # it is refused before it is read, so that it cannot fill memory.
@@ -129,3 +130,69 @@ def read_utf8(path: Path | str, name: str | None = None, limit: int = MAX_BYTES)
         raise NotUTF8(name or str(path), data, error) from None
     text = text.removeprefix("\ufeff")
     return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def project_glob(root: Path | str, pattern: str) -> list[str]:
+    """The paths under `root` that the relative glob `pattern` names, sorted.
+
+    Like `glob.glob(pattern, root_dir=root, recursive=True)` (`*`, `?`,
+    `[...]` within a name, `**` for any number of folders, hidden names only
+    when the pattern's part starts with `.`), except that a folder is entered
+    only if it resolves inside `root`: a symlinked folder leading elsewhere
+    raises OutsideProject naming it before anything under it is listed (glob
+    would walk all of its target first: a link to `/usr` takes minutes).
+    A folder reached twice through links inside the project is walked once.
+    """
+    root = Path(root).resolve()
+    inside(root, pattern)  # `../*.py`, `/usr/**`: refused before any listing
+    found: dict[str, None] = {}
+    walked: set[tuple[Path | None, int]] = set()  # (folder, parts left)
+
+    def enter(folder: Path, name: str) -> Path | None:
+        """`folder` resolved if it is a folder to look into, else None."""
+        if not folder.is_dir():
+            return None
+        return inside(root, folder, name)
+
+    def names(folder: Path, part: str) -> list[str]:
+        try:
+            entries = sorted(os.listdir(folder))
+        except OSError:
+            return []
+        hidden = part.startswith(".")
+        return [n for n in entries if hidden or not n.startswith(".")]
+
+    def walk(folder: Path, rel: str, parts: tuple[str, ...]) -> None:
+        if not parts:
+            if rel:
+                found[rel] = None
+            return
+        part, rest = parts[0], parts[1:]
+        if part == "**":
+            real = enter(folder, rel or ".")
+            if (real, len(parts)) in walked:
+                return
+            walk(folder, rel, rest)  # no folder at all
+            if real is None:
+                return
+            walked.add((real, len(parts)))
+            for name in names(folder, ""):
+                sub = f"{rel}/{name}" if rel else name
+                if enter(folder / name, sub) is not None:
+                    walk(folder / name, sub, parts)
+                elif not rest:
+                    found[sub] = None
+            return
+        if not any(c in part for c in "*?["):
+            candidates = [part] if os.path.lexists(folder / part) else []
+        else:
+            candidates = fnmatch.filter(names(folder, part), part)
+        for name in candidates:
+            sub = f"{rel}/{name}" if rel else name
+            if not rest or enter(folder / name, sub) is not None:
+                walk(folder / name, sub, rest)
+
+    walk(root, "", PurePosixPath(pattern).parts)
+    if pattern.endswith("/"):  # as glob: folders only
+        return sorted(p for p in found if (root / p).is_dir())
+    return sorted(found)

@@ -125,7 +125,7 @@ def project(tmp_path):
 @pytest.mark.parametrize(
     ("pattern", "named"),
     [
-        ("pkg/**/*.py", "pkg/elsewhere/secret.py"),
+        ("pkg/**/*.py", "pkg/elsewhere"),  # refused before it is listed
         ("s.py", "s.py"),
         ("../outside/secret.py", "../outside/secret.py"),
         ("pkg/elsewhere", "pkg/elsewhere"),
