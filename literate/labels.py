@@ -17,6 +17,11 @@ LABELS: dict[str, dict[str, str]] = {
         "originals": "Show every English original",
         "status_headings": "language | page | translated | stale | failing checks",
         "percent": " %",
+        "rebuild_failed": (
+            "Not rebuilt: a file this page is made from has an error. Until it is "
+            "fixed and saved again, the last version that built (or the English) "
+            "is shown."
+        ),
     },
     "ja": {
         "source": "ソースファイル",
@@ -32,6 +37,10 @@ LABELS: dict[str, dict[str, str]] = {
         "originals": "英語の原文をすべて表示",
         "status_headings": "言語 | ページ | 翻訳済み | 古くなった翻訳 | 検査エラー",
         "percent": "%",
+        "rebuild_failed": (
+            "再構築できませんでした。このページの元になるファイルにエラーがあります。"
+            "直して保存し直すまで、最後に構築できた版（または英語の原文）を表示します。"
+        ),
     },
     "zh": {
         "source": "源文件",
@@ -47,6 +56,10 @@ LABELS: dict[str, dict[str, str]] = {
         "originals": "显示全部英文原文",
         "status_headings": "语言 | 页面 | 已翻译 | 过期译文 | 未通过检查",
         "percent": "%",
+        "rebuild_failed": (
+            "未能重新构建：生成本页的某个文件有错误。在修正并重新保存之前，"
+            "显示最后一次成功构建的版本（或英文原文）。"
+        ),
     },
 }
 

@@ -12,6 +12,13 @@ site` names their files and checks their links; this class hands them over:
     on_page_context   search indexes a light view of it (no math markup)
     on_post_page      KaTeX's stylesheet in its head
 
+Under `mkdocs serve` a page that fails (a table saved as invalid JSON, a
+renderer module with a syntax error) does not fail the rebuild: mkdocs'
+server answers no request until a rebuild succeeds, so the page a translator
+is editing would stop loading. It shows its last good version (or its
+English) under a notice naming the file and line instead; `mkdocs build`
+still fails.
+
 mkdocs-static-i18n builds the site once per language (English at /, the
 others under /<lang>/) and sorts pages by their suffix (`mha.ja.md`): the
 plugin adds its pages under those names before i18n runs and fills them in
@@ -20,6 +27,8 @@ after. It works with mkdocs' own theme and with mkdocs-material.
 
 from __future__ import annotations
 
+import logging
+from os import sep
 from pathlib import Path
 
 from mkdocs.config.defaults import MkDocsConfig
@@ -31,7 +40,7 @@ from mkdocs.utils import get_relative_url
 
 from literate.mkdocs import site
 from literate.mkdocs.config import LiterateConfig
-from literate.mkdocs.reload import code_stamp, load_pipeline
+from literate.mkdocs.reload import code_stamp, load_failure, load_pipeline
 from literate.mkdocs.search_view import search_view
 from literate.mkdocs.site import Language, Target, current_language, site_languages
 
@@ -39,6 +48,8 @@ from literate.mkdocs.site import Language, Target, current_language, site_langua
 # fill them in after it.
 BEFORE_I18N = 50
 AFTER_I18N = -150
+
+log = logging.getLogger("mkdocs.plugins.literate")
 
 
 class LiteratePlugin(BasePlugin[LiterateConfig]):
@@ -59,11 +70,17 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
         self.bodies: dict[str, str] = {}  # their HTML
         self.status = ""  # the status page's markdown, made once per build
         self.full_content = ""  # a page's HTML while search reads its view
+        self.serving = False  # under `mkdocs serve`: errors become notices
+        self.strict = False  # --strict: a warning would fail the rebuild
+        self.broken = ""  # why the edited renderer did not load (serve only)
+        self.notices: dict[str, str] = {}  # this build's errors, by docs name
+        self.notebooks: dict[str, str | None] = {}  # this build's, by docs name
+        self.last: dict[str, tuple] = {}  # last good (page, notebook, body)
 
     def on_startup(self, *, command: str, dirty: bool) -> None:
         # Defining on_startup keeps this object alive across `serve` rebuilds,
         # so an unchanged renderer is not imported again.
-        pass
+        self.serving = command == "serve"
 
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig:
         self.root = Path(config.config_file_path).resolve().parent
@@ -76,19 +93,50 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
             timeout=self.config.timeout,
             extensions=tuple(self.config.markdown_extensions),
         )
+        self.strict = bool(config.strict)
         stamp = code_stamp()
         if stamp != self.stamp or (self.root, options) != self.options:
             # New code or options: a new pipeline; else its KaTeX cache stays.
-            if self.pipeline is not None:
-                self.pipeline.close()
-            self.module = load_pipeline(fresh=self.stamp is not None)
-            self.pipeline = self.module.Pipeline(self.root, **options)
-            self.stamp, self.options = stamp, (self.root, options)
+            self._load(stamp, options)
+        patterns = self.config.sources
         try:
-            self.sources = self.module.find_sources(self.root, self.config.sources)
-        except FileNotFoundError as err:
-            raise PluginError(f"literate: plugins.literate.sources: {err}") from err
+            self.sources = self.module.find_sources(self.root, patterns)
+        except (FileNotFoundError, ValueError) as err:
+            # Which entry: a refused match of a glob names only itself.
+            entry = next((p for p in patterns if not self._finds(p)), "")
+            named = str(err).startswith((f"{entry}:", f"{entry!r}:"))
+            where = "" if named else f"{entry!r}: "
+            raise PluginError(
+                f"literate: plugins.literate.sources: {where}{err}"
+            ) from None
         return config
+
+    def _finds(self, pattern: str) -> bool:
+        """Whether `pattern` alone names sources that may be read."""
+        try:
+            return bool(self.module.find_sources(self.root, [pattern]))
+        except (FileNotFoundError, ValueError):
+            return False
+
+    def _load(self, stamp: int, options: dict) -> None:
+        """The pipeline's code, imported (again), and its Pipeline.
+
+        Under `serve`, code that fails to load keeps the previous pipeline;
+        every page says why (`broken`) until an edit makes it load.
+        """
+        try:
+            module = load_pipeline(fresh=self.stamp is not None)
+            pipeline = module.Pipeline(self.root, **options)
+        except Exception as err:
+            if not (self.serving and self.pipeline is not None):
+                raise
+            self.broken = load_failure(err)
+            self._log(self.broken)
+            return
+        if self.pipeline is not None:
+            self.pipeline.close()
+        self.module, self.pipeline, self.broken = module, pipeline, ""
+        self.stamp, self.options = stamp, (self.root, options)
 
     def on_pre_build(self, *, config: MkDocsConfig) -> None:
         # i18n sets the theme's language in its on_config, which runs last.
@@ -97,7 +145,7 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
         self.targets = site.page_targets(
             self.sources, self.langs, self.config.status_page, self.config.base
         )
-        self.pages, self.bodies = {}, {}
+        self.pages, self.bodies, self.notices, self.notebooks = {}, {}, {}, {}
         if self.lang.default:  # i18n builds the default language first:
             self.status = ""  # made once for all languages,
             self.pipeline.forget()  # and so are the parsed and executed sources
@@ -135,40 +183,122 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
                 )
                 continue
             file.content_string = ""  # the body comes from on_page_content
-            with site.reported(target, self.module.ERRORS):
-                page = self.pipeline.page(target.source, target.lang.code)
-                notebook = self.pipeline.notebook(page)
-            self.pages[file.src_uri] = page
-            uri = self.lang.prefix + site.notebook_uri(target.page)
-            files.append(File.generated(config, uri, content=notebook))
+            made = self._tolerated(file.src_uri, target, self._page_and_notebook)
+            page, notebook = made or self._fallback(file.src_uri, target)
+            if page is not None:
+                self.pages[file.src_uri] = page
+            self.notebooks[file.src_uri] = notebook
+            if notebook is not None:
+                uri = self.lang.prefix + site.notebook_uri(target.page)
+                files.append(File.generated(config, uri, content=notebook))
         if self.lang.default:
             site.check_links(self.targets, self.pages, files)
         return files
 
     on_files = CombinedEvent(_add_files, _fill_files)
 
+    def _page_and_notebook(self, target: Target) -> tuple:
+        page = self.pipeline.page(target.source, target.lang.code)
+        return page, self.pipeline.notebook(page)
+
+    def _tolerated(self, uri: str, target: Target, make):
+        """`make(target)`; the pipeline's errors as a PluginError naming the page.
+
+        Under `serve`, any error gives None and becomes the page's notice: a
+        failed rebuild would leave mkdocs' server waiting for a good one
+        before it answers any request.
+        """
+        try:
+            with site.reported(target, self.module.ERRORS):
+                return make(target)
+        except Exception as err:
+            if not self.serving:
+                raise
+            message = (
+                str(err)
+                if isinstance(err, PluginError)
+                else (
+                    f"literate: {target.source} ({target.lang.code}): "
+                    f"{type(err).__name__}: {err}"
+                )
+            )
+            self.notices[uri] = message.replace(f"{self.root}{sep}", "")
+            self._log(self.notices[uri])
+            return None
+
+    def _fallback(self, uri: str, target: Target) -> tuple:
+        """What a page that failed under `serve` shows: its last good version,
+        else its English (untranslated), else nothing but the notice."""
+        if uri in self.last:
+            return self.last[uri][:2]
+        try:
+            from literate.translate import translate_page
+
+            english = self.pipeline.english(target.source)
+            page = english
+            if not target.lang.default:
+                page = translate_page(english, target.lang.code, {})
+            return page, self.pipeline.notebook(english)
+        except Exception:  # the notice says what failed
+            return None, None
+
+    def _shown(self, uri: str, target: Target, html) -> tuple:
+        """The page and body that a page that failed under `serve` shows."""
+        if uri in self.last:
+            lit, _, body = self.last[uri]
+            return lit, body
+        lit, _ = self._fallback(uri, target)
+        try:
+            return lit, ("" if lit is None else html(lit))
+        except Exception:  # the notice says what failed
+            return lit, ""
+
+    def _log(self, message: str) -> None:
+        """Under `serve --strict` a warning would fail the rebuild too."""
+        (log.info if self.strict else log.warning)(
+            f"{message} (shown on the page until the file is fixed)"
+        )
+
     def on_page_markdown(
         self, markdown: str, *, page: Page, config: MkDocsConfig, files: Files
     ) -> str:
-        lit = self.pages.get(page.file.src_uri)
-        if lit is None:
+        uri = page.file.src_uri
+        target = self.targets.get(uri)
+        if target is None or not target.source:
             return markdown
-        target = self.targets[page.file.src_uri]
         notebook = self.lang.prefix + site.notebook_uri(target.page)
-        with site.reported(target, self.module.ERRORS):
-            body = self.pipeline.html(
+
+        def html(lit) -> str:
+            return self.pipeline.html(
                 lit,
                 source_url=site.source_url(self.config.source_url, lit.source, page),
                 notebook_url=get_relative_url(notebook, page.url),
             )
-        self.bodies[page.file.src_uri] = site.resolve_links(
-            body, target, self.targets, config.use_directory_urls
+
+        lit, body = self.pages.get(uri), ""
+        if uri not in self.notices:
+            body = self._tolerated(uri, target, lambda _: html(lit))
+            if body is not None:
+                self.last[uri] = (lit, self.notebooks.get(uri), body)
+        if uri in self.notices:  # serving, and the page failed
+            lit, body = self._shown(uri, target, html)
+        body = site.resolve_links(
+            body or "", target, self.targets, config.use_directory_urls
         )
-        page.meta["title"] = lit.title
-        if lit.summary:
-            page.meta["description"] = lit.summary
+        notices = [n for n in (self.broken, self.notices.get(uri)) if n]
+        if notices:
+            body = site.rebuild_notice(notices, self.lang.code) + body
+        self.bodies[uri] = body
+        page.meta["literate"] = target.source
         page.meta["hide"] = ["navigation", "toc"]  # the two columns need the width
-        page.meta["literate"] = lit.source
+        if lit is None:
+            return markdown
+        # The theme writes these raw into <title>, the header and the
+        # <meta name="description" content="..."> attribute (mkdocs renders
+        # with autoescape off): escaped here, whatever `check` said of them.
+        page.meta["title"] = site.head_text(lit.title)
+        if lit.summary:
+            page.meta["description"] = site.head_text(lit.summary)
         return markdown
 
     def on_page_content(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+import traceback
 from pathlib import Path
 from types import ModuleType
 
@@ -28,3 +29,24 @@ def load_pipeline(fresh: bool) -> ModuleType:
             if not name.startswith("literate.mkdocs"):
                 del sys.modules[name]
     return importlib.import_module("literate.pipeline")
+
+
+def load_failure(error: Exception) -> str:
+    """One line for an error raised while importing the pipeline again:
+    `literate/render.py:12: cannot load the renderer: SyntaxError: ...`, the
+    line being the error's own (a SyntaxError) or the last one of literate/
+    that the traceback passes through."""
+    frames = traceback.extract_tb(error.__traceback__)
+    where = [(f.filename, f.lineno) for f in frames]
+    if isinstance(error, SyntaxError) and error.filename:
+        where.append((error.filename, error.lineno))
+        detail = error.msg
+    else:
+        detail = str(error)
+    ours = [(Path(f), n) for f, n in where if Path(f).is_relative_to(PACKAGE)]
+    file, line = ours[-1] if ours else (PACKAGE / "pipeline.py", 1)
+    name = file.relative_to(PACKAGE.parent).as_posix()
+    return (
+        f"{name}:{line or 1}: cannot load the renderer: "
+        f"{type(error).__name__}: {detail}"
+    )

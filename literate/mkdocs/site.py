@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 
+from markupsafe import Markup
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
@@ -142,6 +143,29 @@ def source_url(option: str, source: str, page) -> str:
     if option:
         return option.replace("{path}", source)
     return get_relative_url(f"{SOURCE_DIR}/{source}", page.url)
+
+
+def head_text(text: str) -> Markup:
+    """`text` (a page's title or summary) safe in an element and in a quoted
+    attribute: `&`, `<`, `>`, `"` and `'` escaped. A Markup, so that a
+    template's `| e` does not escape it twice (as mkdocs' own titles, it is
+    HTML text)."""
+    return Markup(escape(text, quote=True))
+
+
+def rebuild_notice(messages: list[str], lang: str) -> str:
+    """The box above a page that `mkdocs serve` could not rebuild: what is
+    wrong (`file:line: ...`, one item each) under a title in the page's
+    language saying what is shown instead."""
+    items = "".join(
+        f"<li><code>{escape(m.removeprefix('literate: '))}</code></li>"
+        for m in messages
+    )
+    title = escape(label(lang, "rebuild_failed"))
+    return (
+        '<div class="admonition failure lit-rebuild-failed" role="alert">'
+        f'<p class="admonition-title">{title}</p><ul lang="en">{items}</ul></div>\n'
+    )
 
 
 def link_stylesheet(html: str, href: str) -> str:
