@@ -354,7 +354,8 @@ def test_serve_keeps_answering_while_a_table_is_invalid_json(
     path.write_text(fresh[: len(fresh) // 2], encoding="utf-8")
     strict = mkdocs(root, "build", "--strict", "-d", "out")
     assert strict.returncode != 0
-    assert "translations/ja/small.json:1:" in strict.stderr
+    [error] = [e for e in strict.stderr.split("\n") if e.startswith("ERROR")]
+    assert "literate: small.py (ja): translations/ja/small.json:1:" in error
     assert not (root / "out" / "ja" / "small.html").exists()
 
 

@@ -28,7 +28,6 @@ after. It works with mkdocs' own theme and with mkdocs-material.
 from __future__ import annotations
 
 import logging
-from os import sep
 from pathlib import Path
 
 from mkdocs.config.defaults import MkDocsConfig
@@ -209,22 +208,19 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
         before it answers any request.
         """
         try:
-            with site.reported(target, self.module.ERRORS):
+            with site.reported(target, self.module.ERRORS, self.root):
                 return make(target)
+        except PluginError as err:
+            if not self.serving:
+                raise
+            self.notices[uri] = str(err)
         except Exception as err:
             if not self.serving:
                 raise
-            message = (
-                str(err)
-                if isinstance(err, PluginError)
-                else (
-                    f"literate: {target.source} ({target.lang.code}): "
-                    f"{type(err).__name__}: {err}"
-                )
-            )
-            self.notices[uri] = message.replace(f"{self.root}{sep}", "")
-            self._log(self.notices[uri])
-            return None
+            message = f"{type(err).__name__}: {err}"
+            self.notices[uri] = site.page_error(target, message, self.root)
+        self._log(self.notices[uri])
+        return None
 
     def _fallback(self, uri: str, target: Target) -> tuple:
         """What a page that failed under `serve` shows: its last good version,

@@ -15,6 +15,7 @@ Plain functions over mkdocs' config and files, used by `plugin.py`:
 from __future__ import annotations
 
 import logging
+import os
 import posixpath
 import re
 from contextlib import contextmanager
@@ -176,17 +177,22 @@ def link_stylesheet(html: str, href: str) -> str:
 
 
 @contextmanager
-def reported(target: Target, errors: tuple[type[Exception], ...]):
+def reported(target: Target, errors: tuple[type[Exception], ...], root: Path):
     """Turn the pipeline's errors into mkdocs' PluginError, naming the page.
 
-    The pipeline's own messages start with `file:line:`.
+    The pipeline's own messages start with `file:line:`; a file under `root`
+    is named relative to it.
     """
     try:
         yield
     except errors as err:
-        raise PluginError(
-            f"literate: {target.source} ({target.lang.code}): {err}"
-        ) from err
+        raise PluginError(page_error(target, str(err), root)) from err
+
+
+def page_error(target: Target, message: str, root: Path) -> str:
+    """One line naming the page, with the paths under `root` made relative."""
+    message = message.replace(f"{root}{os.sep}", "")
+    return f"literate: {target.source} ({target.lang.code}): {message}"
 
 
 def _relative(href: str) -> str | None:
