@@ -33,6 +33,7 @@ from literate.render import render_page
 from literate.spans import key
 from literate.textfile import MAX_BYTES, NotReadable, OutsideProject, read_utf8
 from literate.translate import translate_page
+from literate.translations.check import check_entry
 from literate.translations.status import cell, status_markdown
 
 PAYLOAD = "<img src=x onerror=alert(document.domain)>"
@@ -241,3 +242,18 @@ def test_thousands_of_stale_keys_cost_a_bounded_build():
         translate_page(page, "ja", shuffled)
         states = {s.state for s in translate_page(page, "ja", edited).sections}
     assert states == {"stale"}  # every edited key still recognised
+
+
+@pytest.mark.parametrize(
+    ("value", "refused"),
+    [
+        ("## 一\n\n本文。", False),
+        ("## 一\n\n本文。\n\n## 追加", True),  # a heading the English lacks
+        ("### 一\n\n本文。", True),  # another level
+        ("一\n\n本文。", True),  # the English's heading dropped
+        ("## 一\n\n```\n## コード内\n```", False),  # in a fence: not a heading
+    ],
+)
+def test_check_refuses_a_translation_that_changes_the_headings(value, refused):
+    problems = check_entry("## One\n\nText of it.", value)
+    assert any("the headings are" in p for p in problems) == refused

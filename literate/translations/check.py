@@ -471,7 +471,32 @@ def _structure_problems(
     for marker, odd in _emphasis_parity(bare_key).items():
         if not odd and translated[marker]:
             problems.append(f"unbalanced emphasis: an odd number of {marker!r}")
+    wanted, found = _headings(bare_key), _headings(bare_value)
+    if found != wanted:
+        problems.append(
+            f"the headings are {found or 'none'}, the English's {wanted or 'none'}: "
+            "keep each '#' heading of the English, at its level, and add none "
+            "(they make the page's section list)"
+        )
     return problems
+
+
+# An ATX heading line (`## Title`), outside fenced code; its level.
+_HEADING = re.compile(r"(?m)^ {0,3}(#{1,6})(?:[ \t]|$)")
+
+
+def _headings(text: str) -> list[int]:
+    """The levels of the Markdown headings of `text`, in order."""
+    if "#" not in text:
+        return []
+    levels, fenced = [], False
+    for row in text.split("\n"):
+        if row.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        match = None if fenced else _HEADING.match(row)
+        if match:
+            levels.append(len(match.group(1)))
+    return levels
 
 
 # (Each has a fast path: most values hold none of the characters it reads.)
