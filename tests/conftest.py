@@ -57,5 +57,9 @@ class Tree(HTMLParser):
 
 
 def japanese(value: str) -> str:
-    """A stand-in translation of a key that keeps every placeholder."""
+    """A stand-in translation of a key that keeps every placeholder (and a
+    leading heading a heading: the mark goes after its `#`s)."""
+    marks = len(value) - len(value.lstrip("#"))
+    if marks and value[marks : marks + 1] == " ":
+        return value[: marks + 1] + "【訳】" + value[marks + 1 :]
     return "【訳】" + value

@@ -34,8 +34,9 @@ import pytest
 from conftest import KATEX_DIST
 from mkdocs.config import load_config
 from mkdocs.exceptions import PluginError
+from playwright.sync_api import sync_playwright
 from test_hostile_input import within
-from test_site import QuietHandler, Tab, browser, in_browser  # noqa: F401
+from test_site import CHROMIUM, CHROMIUM_ARGS, QuietHandler, Tab, in_browser
 
 from literate.labels import label
 from literate.mkdocs import plugin as plugin_module
@@ -65,6 +66,20 @@ Some prose.
 def one(x):
     return x + 1
 '''
+
+
+# One Playwright per module, closed when the module ends: test_site's session
+# fixture starts its own afterwards, and two in one thread cannot coexist.
+@pytest.fixture(scope="module")
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} is missing: apt-get install -y chromium")
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=CHROMIUM, args=CHROMIUM_ARGS
+        )
+        yield chromium
+        chromium.close()
 
 
 def table(**words: str) -> dict[str, str]:
@@ -136,7 +151,7 @@ def served(folder: Path):
 
 
 @contextmanager
-def tab(browser, base: str):  # noqa: F811 (the fixture's value)
+def tab(browser, base: str):
     opened = Tab(browser, base, WIDE)
     try:
         yield opened
@@ -161,7 +176,7 @@ HEAD_FACTS = """() => ({
 @in_browser
 def test_a_summary_that_breaks_out_of_the_head_is_text_and_redirects_nobody(
     tmp_path,
-    browser,  # noqa: F811
+    browser,
 ):
     root = small_project(tmp_path / "proj")
     write_table(
@@ -332,7 +347,7 @@ def shows(page, url: str, text: str, seconds: float = 60) -> dict:
 @in_browser
 def test_serve_keeps_answering_while_a_table_is_invalid_json(
     tmp_path,
-    browser,  # noqa: F811
+    browser,
 ):
     root = small_project(tmp_path / "proj")
     path = write_table(root, table())
@@ -411,7 +426,7 @@ SCRIPT_FACTS = """() => ({
 @pytest.mark.parametrize("lang", ["", "ja/"])
 def test_a_language_folder_named_like_markup_runs_no_script_on_the_status_page(
     tmp_path,
-    browser,  # noqa: F811
+    browser,
     lang,
 ):
     root = small_project(tmp_path / "proj", status="translation-status.md")

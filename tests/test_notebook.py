@@ -19,6 +19,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from conftest import japanese
 from nbclient import NotebookClient
 
 from literate.execute import execute_page
@@ -134,7 +135,7 @@ def test_every_paragraph_is_in_the_notebook_in_order(source, lang):
 def test_translated_page_gives_translated_notebook():
     """Every paragraph of the demo, translated (a made-up but valid table)."""
     english = page_of("tests/data/execute/demo.py")
-    table = {key(s.docs): "訳：" + key(s.docs).upper() for s in english.sections}
+    table = {key(s.docs): japanese(key(s.docs).upper()) for s in english.sections}
     page = translate_page(english, "ja", table)
     assert {s.state for s in page.sections if s.docs.strip()} == {"translated"}
     nb = page_to_notebook(page)
