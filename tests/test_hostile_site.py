@@ -34,9 +34,8 @@ import pytest
 from conftest import KATEX_DIST
 from mkdocs.config import load_config
 from mkdocs.exceptions import PluginError
-from playwright.sync_api import sync_playwright
 from test_hostile_input import within
-from test_site import CHROMIUM, CHROMIUM_ARGS, QuietHandler, Tab, in_browser
+from test_site import QuietHandler, Tab, in_browser, launched_chromium
 
 from literate.labels import label
 from literate.mkdocs import plugin as plugin_module
@@ -72,14 +71,7 @@ def one(x):
 # fixture starts its own afterwards, and two in one thread cannot coexist.
 @pytest.fixture(scope="module")
 def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} is missing: apt-get install -y chromium")
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=CHROMIUM, args=CHROMIUM_ARGS
-        )
-        yield chromium
-        chromium.close()
+    yield from launched_chromium()
 
 
 def table(**words: str) -> dict[str, str]:

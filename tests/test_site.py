@@ -156,8 +156,9 @@ def server(site):
     thread.join()
 
 
-@pytest.fixture(scope="session")
-def browser():
+def launched_chromium():
+    """Debian's Chromium under Playwright, closed when the generator ends (the
+    body of a browser fixture; one Playwright per thread at a time)."""
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} is missing: apt-get install -y chromium")
     with sync_playwright() as playwright:
@@ -166,6 +167,11 @@ def browser():
         )
         yield chromium
         chromium.close()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    yield from launched_chromium()
 
 
 class Tab:
