@@ -109,6 +109,8 @@ class Config:
     d_model: int = 128  # width of the residual stream
     context: int = 128  # characters the model sees at once
     dropout: float = 0.0  # probability of zeroing an activation in training
+    positions: bool = True  # learned position embeddings (off: an ablation)
+    scaled_init: bool = True  # GPT-2's 1/sqrt(2L) init (off: an ablation)
     # The optimisation.
     batch_size: int = 16  # sequences per step, over all processes
     steps: int = 3000  # optimizer updates in the whole run
@@ -331,6 +333,7 @@ class CharTransformer(nn.Module):
         self.context = cfg.context
         self.token = nn.Embedding(vocab_size, cfg.d_model)
         self.position = nn.Embedding(cfg.context, cfg.d_model)
+        self.positions = cfg.positions
         self.drop = nn.Dropout(cfg.dropout) if cfg.dropout else nn.Identity()
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
         self.ln_f = nn.LayerNorm(cfg.d_model)
@@ -343,7 +346,7 @@ class CharTransformer(nn.Module):
         # sublayer down by $1/\sqrt{2L}$ at initialisation to account for
         # that accumulation: the variance of a sum of $2L$ independent terms
         # grows as $2L$, and this keeps it where one term's would be.
-        std = 0.02 / math.sqrt(2 * cfg.n_layer)
+        std = 0.02 / math.sqrt(2 * cfg.n_layer) if cfg.scaled_init else 0.02
         for block in self.blocks:
             nn.init.normal_(block.attn.output.weight, std=std)
             nn.init.normal_(block.ffn[2].weight, std=std)
@@ -362,7 +365,10 @@ class CharTransformer(nn.Module):
     def forward(self, ids: torch.Tensor, caches: list[KVCache] | None = None):
         start = caches[0].length if caches else 0
         positions = torch.arange(start, start + ids.shape[1], device=ids.device)
-        x = self.drop(self.token(ids) + self.position(positions))  # [B, S, D]
+        x = self.token(ids)  # [B, S, D]
+        if self.positions:
+            x = x + self.position(positions)
+        x = self.drop(x)
         for i, block in enumerate(self.blocks):
             x = block(x, caches[i] if caches else None)
         return self.head(self.ln_f(x))  # [B, S, N]
