@@ -17,7 +17,7 @@ the step `train.py` runs, on batches of the real corpus, and prints:
   than a time does.
 
 Then sampling speed at batch 1 for each configuration, with the key/value cache
-(through `trainkit/decode.py`, as `train.generate` samples) and recomputing the
+(through `trainkit/decode.py`, as `generate.generate` samples) and recomputing the
 whole window for each character, over three windows' worth of characters (so
 the window is re-encoded on the way).
 """
@@ -38,6 +38,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import torch  # noqa: E402
 
+import generate  # noqa: E402
 import train  # noqa: E402
 from bench.timing import format_table, median_seconds  # noqa: E402
 from trainkit.corpus import read_text  # noqa: E402
@@ -88,7 +89,7 @@ def sampling_speed(model: train.CharTransformer, use_cache: bool) -> float:
 
     def run():
         rng = torch.Generator().manual_seed(0)
-        for _ in train.generate(model, prompt, tokens, rng=rng, use_cache=use_cache):
+        for _ in generate.generate(model, prompt, tokens, rng=rng, use_cache=use_cache):
             pass
 
     return tokens / median_seconds(run, warmup=1, repeats=3)

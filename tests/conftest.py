@@ -18,6 +18,8 @@ if str(ROOT) not in sys.path:
 
 # The KaTeX distribution that `npm ci` installs (the plugin's default).
 KATEX_DIST = ROOT / "node_modules" / "katex" / "dist"
+# The lesson's chapters, in reading order: the literate sources of mkdocs.yml.
+CHAPTERS = ("attention.py", "mha.py", "layers.py", "train.py", "generate.py")
 
 # Golden files: `tests/golden/NAME.py` and what it parses and renders to;
 # LITERATE_UPDATE_GOLDEN=1 rewrites them after a deliberate change.

@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import CHAPTERS
 
 from literate import words
 from literate.cache_key import code_key, example_words
@@ -147,7 +148,7 @@ def test_the_site_figures_are_drawn_and_described_in_each_language(lang):
     try:
         pages = {
             source: (pipeline.english(source), pipeline.page(source, lang))
-            for source in ("mha.py", "train.py")
+            for source in CHAPTERS
         }
     finally:
         pipeline.close()
@@ -168,7 +169,7 @@ def test_the_site_figures_are_drawn_and_described_in_each_language(lang):
             for o, t in zip(outputs(english), outputs(translated), strict=True)
             if o.kind == "text" and o.directive in worded and o.text.startswith("|")
         ]
-        assert texts or source != "mha.py"
+        assert texts or source not in ("attention.py", "mha.py")
         for en, other in texts:
             heading = other.text.split("\n")[0]
             assert CJK.search(heading) and not CJK.search(en.text), en.directive

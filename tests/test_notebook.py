@@ -19,7 +19,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import japanese
+from conftest import CHAPTERS, japanese
 from nbclient import NotebookClient
 
 from literate.execute import execute_page
@@ -33,8 +33,7 @@ from literate.translate import translate_page
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).parent / "data" / "execute"
 SOURCES = [
-    "mha.py",
-    "train.py",
+    *CHAPTERS,
     "tests/data/execute/demo.py",
     "tests/data/execute/tricky.py",
 ]

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import CHAPTERS
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import sync_playwright
 
@@ -54,11 +55,10 @@ NARROW = {"width": 400, "height": 800}
 LANGS = {"en": "", "ja": "ja/", "zh": "zh/"}  # language -> folder in the site
 # The `lang` attribute of each language's pages: one that picks the glyphs.
 HTML_LANG = {"en": "en", "ja": "ja", "zh": "zh-Hans"}
-SOURCES = {"mha.html": "mha.py", "train.html": "train.py"}
+SOURCES = {source.replace(".py", ".html"): source for source in CHAPTERS}
 PAGES = (
     "index.html",
-    "mha.html",
-    "train.html",
+    *SOURCES,
     "how-it-is-made.html",
     "outputs.html",
     "translating.html",

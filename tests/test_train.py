@@ -16,6 +16,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
+import generate
 import train
 from trainkit.checkpoints import load_checkpoint, save_checkpoint
 from trainkit.cli import field_comments
@@ -212,7 +213,7 @@ def test_block_weights_equal_the_explicit_computation():
         expected = scores.masked_fill(~causal, float("-inf")).softmax(-1)
     assert weights.shape == (2, 2, 9, 9)
     torch.testing.assert_close(weights, expected)
-    maps = train.attention_maps(model, torch.randint(11, (9,)))
+    maps = generate.attention_maps(model, torch.randint(11, (9,)))
     assert maps.shape == (2, 2, 9, 9)
     torch.testing.assert_close(maps.sum(-1), torch.ones(2, 2, 9, dtype=maps.dtype))
 
@@ -265,7 +266,7 @@ def test_sampling_with_cache_equals_recomputing_the_window():
     def text(use_cache: bool) -> list[int]:
         rng = torch.Generator().manual_seed(3)
         return list(
-            train.generate(
+            generate.generate(
                 model, prompt, 3 * model.context, temperature=0.9, top_k=8,
                 rng=rng, use_cache=use_cache,
             )
@@ -279,7 +280,7 @@ def test_sampling_with_cache_equals_recomputing_the_window():
 def test_top_k_draws_only_the_likeliest():
     logits = torch.tensor([0.0, 5.0, 4.0, -1.0, 3.0])
     rng = torch.Generator().manual_seed(0)
-    drawn = {train.next_token(logits, 1.0, 2, rng) for _ in range(200)}
+    drawn = {generate.next_token(logits, 1.0, 2, rng) for _ in range(200)}
     assert drawn == {1, 2}
 
 
