@@ -9,20 +9,11 @@ from pathlib import Path
 
 import pytest
 import torch
-import torch.nn.functional as F
 
 from attention import (
-    TOY_KEYS,
-    TOY_QUERIES,
-    TOY_VALUES,
-    attention,
     causal_mask,
     padding_mask,
-    scaling_experiment,
-    softmax_jacobian_norm,
-    toy_weights,
 )
-from layers import DecoderLayer, reversal_batch, reverse, train_reverser
 from mha import (
     KVCache,
     MultiHeadAttention,
@@ -186,17 +177,6 @@ def test_paths_agree_in_float32():
         torch.testing.assert_close(fused, explicit, atol=1e-5, rtol=0)
 
 
-def test_attention_function_matches_scaled_dot_product_attention():
-    q, k, v = torch.randn(2, 3, 5, 8), torch.randn(2, 3, 7, 8), torch.randn(2, 3, 7, 8)
-    mask = torch.rand(2, 1, 5, 7) < 0.5
-    mask[..., 0] = True
-    out, weights = attention(q, k, v, mask)
-    expected = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
-    torch.testing.assert_close(out, expected, atol=1e-6, rtol=0)
-    torch.testing.assert_close(weights.sum(-1), torch.ones(2, 3, 5))
-    assert not weights.masked_select(~mask).any()
-
-
 @pytest.mark.parametrize("explicit", [False, True], ids=["fused", "explicit"])
 def test_gradcheck_float64(explicit):
     # Small, because the numerical gradient runs the module twice per input.
@@ -324,18 +304,6 @@ def test_cache_without_is_causal_attends_to_everything_cached():
     torch.testing.assert_close(out, expected, atol=1e-5, rtol=0)
 
 
-def test_masks_match_their_definitions():
-    for seq_q, seq_k in ((5, 5), (3, 7), (1, 4), (0, 2), (6, 4)):
-        expected = torch.ones(seq_q, seq_k, dtype=torch.bool).tril(seq_k - seq_q)
-        assert torch.equal(causal_mask(seq_q, seq_k), expected)
-    lengths = torch.tensor([3, 0, 5])
-    ids = torch.tensor([[4, 4, 4, 9, 9], [9] * 5, [1, 2, 3, 4, 5]])
-    from_ids = padding_mask(ids, pad_id=9)
-    assert from_ids.shape == (3, 1, 1, 5)
-    assert torch.equal(padding_mask(lengths), from_ids)
-    assert padding_mask(lengths, seq_len=8).shape == (3, 1, 1, 8)
-
-
 def test_dropout_only_in_training():
     mha = MultiHeadAttention(D_MODEL, HEADS, dropout=0.5)
     x = torch.randn(2, 6, D_MODEL)
@@ -406,19 +374,6 @@ def test_bad_construction_and_cache_errors():
         padding_mask(torch.tensor([1, 3]), seq_len=2)
 
 
-def test_scaling_experiment_shows_variance_d_k():
-    rows = scaling_experiment((4, 64, 1024), samples=500, seed=3)
-    assert rows == scaling_experiment((4, 64, 1024), samples=500, seed=3)
-    for row in rows:
-        # Var(q·k) = d_k in theory; the scaled scores have variance 1.
-        assert row.var_raw == pytest.approx(row.d_k, rel=0.1)
-        assert row.var_scaled == pytest.approx(1.0, rel=0.1)
-    # Unscaled, wider heads saturate the softmax and shrink its gradient.
-    assert rows[0].peak_raw < rows[1].peak_raw < rows[2].peak_raw
-    assert rows[0].grad_raw > rows[1].grad_raw > rows[2].grad_raw
-    assert rows[2].grad_scaled > 5 * rows[2].grad_raw
-
-
 def test_check_against_pytorch_reports_small_differences():
     rows = check_against_pytorch()
     for row in rows:
@@ -447,174 +402,6 @@ def test_running_a_chapter_prints_its_demonstration(script, printed):
         check=True,
     )
     assert printed in result.stdout
-
-
-def test_worked_example_is_the_softmax_of_the_scaled_product():
-    # By hand: scores Q K^T / sqrt(2), a softmax per row, then A V.
-    expected = torch.softmax(TOY_QUERIES @ TOY_KEYS.T / 2**0.5, dim=-1)
-    output, weights = attention(TOY_QUERIES, TOY_KEYS, TOY_VALUES)
-    torch.testing.assert_close(weights, expected)
-    torch.testing.assert_close(output, expected @ TOY_VALUES)
-    torch.testing.assert_close(toy_weights(), expected)
-    torch.testing.assert_close(weights.sum(-1), torch.ones(4))
-    # What the prose reads from the table: cats and mice look at chase most;
-    # small splits its weight equally between the two nouns.
-    assert weights[0].argmax() == weights[3].argmax() == 1
-    assert weights[2, 0] == weights[2, 3] == weights[2].max()
-
-
-def test_softmax_jacobian_norm_vanishes_as_p_nears_one_hot():
-    peaks = torch.tensor([0.5, 0.9, 0.99, 1.0])
-    rows = torch.stack([torch.full((16,), (1 - p) / 15) for p in peaks])
-    rows[:, 0] = peaks
-    norms = softmax_jacobian_norm(rows.double())
-    assert (norms[:-1] > norms[1:]).all()
-    assert norms[-1] == 0
-    # Not largest for a flat p: two equal keys give a larger norm.
-    flat, two = torch.full((16,), 1 / 16), torch.zeros(16)
-    two[:2] = 0.5
-    assert softmax_jacobian_norm(two) > softmax_jacobian_norm(flat)
-
-
-def make_decoder(seed=0, d_model=D_MODEL, heads=HEADS) -> DecoderLayer:
-    torch.manual_seed(seed)
-    return DecoderLayer(d_model, heads).eval()
-
-
-def test_decoder_layer_shapes_and_cross_attention_weights():
-    layer = make_decoder()
-    x, memory = torch.randn(2, 5, D_MODEL), torch.randn(2, 9, D_MODEL)
-    mask = padding_mask(torch.tensor([9, 4]))
-    with torch.no_grad():
-        out = layer(x, memory, mask)
-        again, weights = layer(x, memory, mask, need_weights=True)
-    assert out.shape == (2, 5, D_MODEL)
-    assert weights.shape == (2, HEADS, 5, 9)
-    torch.testing.assert_close(out, again, atol=1e-5, rtol=0)
-    torch.testing.assert_close(weights.sum(-1), torch.ones(2, HEADS, 5))
-    assert not weights[1, :, :, 4:].any()  # padded memory is never read
-
-
-def test_decoder_layer_is_causal_over_the_target():
-    layer = make_decoder()
-    x, memory = torch.randn(2, 8, D_MODEL), torch.randn(2, 6, D_MODEL)
-    changed = x.clone()
-    changed[:, 5:] = torch.randn(2, 3, D_MODEL)
-    with torch.no_grad():
-        before, after = layer(x, memory), layer(changed, memory)
-    torch.testing.assert_close(before[:, :5], after[:, :5], atol=1e-6, rtol=0)
-    assert (before[:, 5:] - after[:, 5:]).abs().max() > 1e-3
-
-
-def test_decoder_layer_ignores_padded_memory():
-    layer = make_decoder()
-    x, memory = torch.randn(2, 4, D_MODEL), torch.randn(2, 7, D_MODEL)
-    mask = padding_mask(torch.tensor([7, 3]))
-    changed = memory.clone()
-    changed[1, 3:] = torch.randn(4, D_MODEL)
-    with torch.no_grad():
-        before, after = layer(x, memory, mask), layer(x, changed, mask)
-    torch.testing.assert_close(before, after, atol=1e-6, rtol=0)
-
-
-def test_decoder_layer_fully_padded_memory_gives_no_nan():
-    layer = make_decoder().train()  # dropout is 0; gradients flow
-    x = torch.randn(2, 4, D_MODEL, requires_grad=True)
-    memory = torch.randn(2, 6, D_MODEL, requires_grad=True)
-    mask = padding_mask(torch.tensor([6, 0]))  # sequence 1: no memory at all
-    out = layer(x, memory, mask)
-    out.square().sum().backward()
-    assert out.isfinite().all()
-    assert x.grad.isfinite().all() and memory.grad.isfinite().all()
-    for name, p in layer.named_parameters():
-        assert p.grad is not None and p.grad.isfinite().all(), name
-
-
-def test_decoder_layer_matches_torch_transformer_decoder_layer():
-    # Post-LN, ReLU, a 4 D feed-forward: torch.nn.TransformerDecoderLayer with
-    # norm_first=False, given our weights, computes the same layer.
-    layer = make_decoder()
-    ref = torch.nn.TransformerDecoderLayer(
-        D_MODEL, HEADS, 4 * D_MODEL, dropout=0.0, batch_first=True
-    ).eval()
-    ref.self_attn = to_torch_mha(layer.self_attn)
-    ref.multihead_attn = to_torch_mha(layer.cross_attn)
-    ref.linear1, ref.linear2 = layer.ff[0], layer.ff[2]
-    ref.norm1, ref.norm2, ref.norm3 = layer.norm1, layer.norm2, layer.norm3
-    x, memory = torch.randn(3, 6, D_MODEL), torch.randn(3, 8, D_MODEL)
-    mask = padding_mask(torch.tensor([8, 5, 2]))
-    with torch.no_grad():
-        ours = layer(x, memory, mask)
-        expected = ref(
-            x, memory, tgt_mask=~causal_mask(6), memory_key_padding_mask=~mask[:, 0, 0]
-        )
-    torch.testing.assert_close(ours, expected, atol=1e-5, rtol=0)
-
-
-def test_decoder_layer_attention_parts_match_torch_multihead_attention():
-    layer = make_decoder()
-    x, memory = torch.randn(2, 5, D_MODEL), torch.randn(2, 7, D_MODEL)
-    mask = padding_mask(torch.tensor([7, 4]))
-    with torch.no_grad():
-        ours_self = layer.self_attn(query=x, key=x, value=x, is_causal=True)
-        ours_cross = layer.cross_attn(query=x, key=memory, value=memory, mask=mask)
-        ref_self, _ = to_torch_mha(layer.self_attn)(x, x, x, attn_mask=~causal_mask(5))
-        ref_cross, _ = to_torch_mha(layer.cross_attn)(
-            x, memory, memory, key_padding_mask=~mask[:, 0, 0]
-        )
-    torch.testing.assert_close(ours_self, ref_self, atol=1e-5, rtol=0)
-    torch.testing.assert_close(ours_cross, ref_cross, atol=1e-5, rtol=0)
-
-
-@pytest.mark.parametrize(
-    "x, memory, message",
-    [
-        (
-            (2, 4, 16),
-            (2, 6, D_MODEL),
-            r"DecoderLayer: x must be \[batch, seq, d_model=32\]",
-        ),
-        (
-            (2, 4, D_MODEL),
-            (6, D_MODEL),
-            r"DecoderLayer: memory must be .*got \[6, 32\]",
-        ),
-        (
-            (2, 4, D_MODEL),
-            (3, 6, D_MODEL),
-            r"DecoderLayer: x, memory must have the same batch",
-        ),
-    ],
-)
-def test_decoder_layer_bad_input(x, memory, message):
-    with pytest.raises(ValueError, match=message):
-        make_decoder()(torch.randn(x), torch.randn(memory))
-
-
-def test_decoder_layer_bad_memory_mask_names_the_shapes():
-    with pytest.raises(
-        ValueError, match=r"mask must be bool .*\[2, 4, 4, 6\].*\[2, 5\]"
-    ):
-        make_decoder()(
-            torch.randn(2, 4, D_MODEL),
-            torch.randn(2, 6, D_MODEL),
-            torch.ones(2, 5, dtype=torch.bool),
-        )
-
-
-@pytest.mark.slow
-def test_reverser_learns_the_anti_diagonal():
-    model = train_reverser()
-    again = train_reverser()
-    for a, b in zip(model.parameters(), again.parameters(), strict=True):
-        assert torch.equal(a, b)  # deterministic for its seed
-    source, target, _ = reversal_batch(torch.Generator().manual_seed(1), 200)
-    guess, weights = reverse(model, source)
-    assert (guess == target).float().mean() > 0.95
-    # Output i reads source position S - 1 - i, in every head.
-    looked_at = weights.mean(0).argmax(-1)  # [H, S]
-    mirrored = torch.arange(source.shape[1]).flip(0)
-    assert (looked_at == mirrored).all()
 
 
 def test_recorded_kv_timing_is_complete():
