@@ -552,6 +552,25 @@ def test_nothing_in_the_prose_column_is_clipped_or_scrolls_sideways(window, lang
     assert clipped == [], f"{LANGS[lang]}{name} at {width} px:\n" + "\n".join(clipped)
 
 
+MAX_PAGE_HEIGHT = 15_000  # px at 1400 px: a chapter a learner finishes
+
+
+@in_browser
+def test_no_chapter_is_taller_than_a_sitting(browser, server):
+    tab = Tab(browser, server, {"width": 1400, "height": 900})
+    try:
+        heights = {}
+        for lang, name in GENERATED:
+            page = tab.open(LANGS[lang] + name)
+            heights[LANGS[lang] + name] = page.evaluate(
+                "document.documentElement.scrollHeight"
+            )
+    finally:
+        tab.close()
+    tall = {page: h for page, h in heights.items() if h > MAX_PAGE_HEIGHT}
+    assert not tall, f"taller than {MAX_PAGE_HEIGHT} px at 1400 px: {tall}"
+
+
 @pytest.fixture(scope="session", params=["light", "dark"])
 def scheme(request, browser, server):
     """A wide tab whose reader prefers the light or the dark scheme."""
