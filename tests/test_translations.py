@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, japanese
+from conftest import CHAPTERS, ROOT, japanese
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -24,8 +24,8 @@ from literate.translations.tables import Entry
 from literate.translations.update import update_table
 
 DEMO = Path(__file__).parent / "translation_data" / "demo.py"
-# The tutorial's own sources, as far as they are written yet.
-SOURCES = [DEMO] + [p for p in (ROOT / "mha.py", ROOT / "train.py") if p.exists()]
+# The tutorial's own sources: its chapters.
+SOURCES = [DEMO] + [ROOT / chapter for chapter in CHAPTERS]
 
 
 def parsed(path: Path):
