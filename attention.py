@@ -7,7 +7,52 @@ summary: Scaled dot-product attention in PyTorch, from four tokens worked by han
 
 # Attention
 
-CHAPTER-1-INTRO
+Attention lets every position of a sequence gather information from the other
+positions, weighting each by how well it matches what the position looks for.
+Vaswani et al. introduced the scaled dot-product form in
+[Attention Is All You Need](https://arxiv.org/abs/1706.03762) (2017), the paper
+behind the transformer:
+
+$$
+\begin{aligned}
+&\mathrm{Attention}(Q, K, V) \\
+&\quad = \mathrm{softmax}\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V
+\end{aligned}
+$$
+
+Each row of $Q$ is a *query*: what a position is looking for. Each row of $K$
+is a *key*: what a position can be found by. $Q K^\top$ scores every query
+against every key, the softmax turns each row of scores into weights that sum
+to one, and the weights average the rows of $V$, the *values*: what each
+position hands on when it is found.
+
+Before the transformer, sequence models were mostly recurrent: they read one
+position after another, so what position 1 holds reaches position $n$ through
+$n - 1$ steps, and the steps cannot run at the same time. Table 1 of the paper
+compares the two kinds of layer for $n$ positions of width $d$. A
+self-attention layer joins any two positions in one step (a longest path of
+$O(1)$, against $O(n)$) and needs $O(1)$ sequential operations, against $O(n)$.
+Its work per layer is $O(n^2 d)$, against $O(n d^2)$ for a recurrent layer, so
+it is the cheaper of the two while the sequence is shorter than the width.
+
+This page builds attention in four steps: four tokens worked by hand, the
+function, why the scores are divided by $\sqrt{d_k}$, and masks.
+
+## Shapes
+
+Every tensor's shape is written with these letters, on this page and the next:
+
+| letter | meaning |
+|---|---|
+| `B` | batch size: how many sequences are processed together |
+| `S` | sequence length |
+| `D` | model width, `d_model`: the features of one token |
+| `H` | number of heads |
+| `Dk` | width of one head, `D // H` (the $d_k$ of the formula) |
+
+Tensors are batch first, `[B, S, D]`; inside attention, heads come second,
+`[B, H, S, Dk]`, the layout PyTorch's `scaled_dot_product_attention` expects.
+Other letters are defined where they are first needed.
 """
 
 from __future__ import annotations
@@ -17,7 +62,7 @@ import math
 import torch
 from torch import nn
 
-import mha_report as report
+import attention_report as report
 from literate.words import tr  # a figure's words in the page's language
 
 # ## Attention on four tokens
@@ -32,10 +77,30 @@ from literate.words import tr  # a figure's words in the page's language
 # position read from.
 
 WORDS = ["cats", "chase", "small", "mice"]
-CLASSES = ["noun", "action", "adjective"]
-TOY_QUERIES = torch.tensor([[0.0, 2.0], [2.0, 0.0], [1.0, 0.0], [0.0, 2.0]])
-TOY_KEYS = torch.tensor([[2.0, 0.0], [0.0, 2.0], [0.0, 0.0], [2.0, 0.0]])
-TOY_VALUES = torch.tensor([[1.0, 0, 0], [0, 1.0, 0], [0, 0, 1.0], [1.0, 0, 0]])
+TOY_QUERIES = torch.tensor(  # [S, 2], each row [noun, action]
+    [
+        [0.0, 2.0],  # cats looks for an action
+        [2.0, 0.0],  # chase looks for nouns
+        [1.0, 0.0],  # small looks, more weakly, for a noun
+        [0.0, 2.0],  # mice looks for an action
+    ]
+)
+TOY_KEYS = torch.tensor(  # [S, 2], each row [noun, action]
+    [
+        [2.0, 0.0],  # cats is a noun
+        [0.0, 2.0],  # chase is an action
+        [0.0, 0.0],  # small is neither
+        [2.0, 0.0],  # mice is a noun
+    ]
+)
+TOY_VALUES = torch.tensor(  # [S, 3], each row [noun, action, adjective]
+    [
+        [1.0, 0.0, 0.0],  # cats
+        [0.0, 1.0, 0.0],  # chase
+        [0.0, 0.0, 1.0],  # small
+        [1.0, 0.0, 0.0],  # mice
+    ]
+)
 
 # The scores $Q K^\top$: one row per query, one column per key, each entry
 # the dot product of a query with a key. A query scores high on the keys
@@ -44,14 +109,15 @@ TOY_VALUES = torch.tensor([[1.0, 0, 0], [0, 1.0, 0], [0, 0, 1.0], [1.0, 0, 0]])
 #| print(report.matrix_table(TOY_QUERIES @ TOY_KEYS.T, WORDS, WORDS, digits=0))
 
 # Attention divides the scores by $\sqrt{d_k}$, the square root of the
-# number of features ($d_k = 2$ here; a later section says why), and takes
-# the softmax of each row, $\mathrm{softmax}(s)_j = e^{s_j} / \sum_k e^{s_k}$:
-# the weights $A$. Every row sums to one (the last column).
+# number of features ($d_k = 2$ here; [why scale](#why-scale-by), right after
+# the function, says why), and takes the softmax of each row,
+# $\mathrm{softmax}(s)_j = e^{s_j} / \sum_k e^{s_k}$: the weights $A$. Every
+# row sums to one (the last column).
 
 
-def toy_weights() -> torch.Tensor:
-    d_k = TOY_KEYS.shape[-1]
-    scores = TOY_QUERIES @ TOY_KEYS.T / math.sqrt(d_k)  # [S, S]
+def toy_weights(keys: torch.Tensor = TOY_KEYS) -> torch.Tensor:
+    d_k = keys.shape[-1]
+    scores = TOY_QUERIES @ keys.T / math.sqrt(d_k)  # [S, S]
     return scores.softmax(dim=-1)  # [S, S], each row sums to 1
 
 
@@ -69,8 +135,8 @@ def print_toy_weights() -> None:
 # `cats` and `mice`: nothing in these features tells the two nouns apart,
 # and attention on its own does not know word order, so it cannot prefer the
 # noun right after it. (Models add each token's position to it for this;
-# `train.py` does.) The same weights as a heatmap, a row per query and a
-# column per key:
+# [the transformer layer](layers.html) does.) The same weights as a heatmap,
+# a row per query and a column per key:
 
 
 def draw_toy_weights() -> None:
@@ -81,21 +147,47 @@ def draw_toy_weights() -> None:
 
 # The output is the weighted average of the values, $A V$. With one-hot
 # values, each output row adds up the weights per class: the row of `cats`
-# has read mostly an action, the row of `chase` mostly nouns. The module
-# below does the same with learned queries, keys and values of many features.
+# has read mostly an action, the row of `chase` mostly nouns.
 
-#| print(report.matrix_table(toy_weights() @ TOY_VALUES, WORDS, CLASSES))
+
+def print_toy_output() -> None:
+    classes = [tr("noun"), tr("action"), tr("adjective")]
+    print(report.matrix_table(toy_weights() @ TOY_VALUES, WORDS, classes))
+
+
+#| print_toy_output()
+
+# !!! tip "Try this"
+#     Make `small` look like a noun: give it the key `[2, 0]`, and read its
+#     column in the weights below. The function makes exactly that change;
+#     compare each row with the table above to see who now attends to
+#     `small`, and whose row does not move.
+
+
+def try_noun_like_small() -> None:
+    keys = TOY_KEYS.clone()
+    keys[WORDS.index("small")] = torch.tensor([2.0, 0.0])  # a noun's key
+    print(report.matrix_table(toy_weights(keys), WORDS, WORDS))
+
+
+#| try_noun_like_small()
 
 # ## Scaled dot-product attention
 #
 # The same steps as a function, for a batch of heads `[B, H, S, Dk]`, with a
-# mask and dropout, each step written out so that it can be read. It is the
-# *explicit path*: `MultiHeadAttention` uses it whenever the caller asks for
-# the attention weights. Otherwise it calls PyTorch's fused
-# `scaled_dot_product_attention`, which computes the same numbers; its flash
-# and memory-efficient kernels (on the devices and with the masks that allow
-# them) do so without storing the `[Sq, Sk]` matrix of weights, while its
-# plain fallback stores it as we do.
+# mask and dropout, each step written out so that it can be read. Queries
+# and keys need not come from the same sequence (a decoder's queries read
+# an encoder's keys in [the transformer layer](layers.html)), so their
+# lengths get their own letters: `Sq` query positions and `Sk` key (and
+# value) positions.
+#
+# This is the *explicit path*: the
+# [multi-head module](mha.html#MultiHeadAttention) uses it whenever the
+# caller asks for the attention weights. Otherwise it calls PyTorch's fused
+# `scaled_dot_product_attention`, which computes the same numbers; its
+# flash and memory-efficient kernels (on the devices and with the masks
+# that allow them) do so without storing the `[Sq, Sk]` matrix of weights,
+# while its plain fallback stores it as we do.
 #
 # `mask` is boolean and `True` means *may attend*, as in
 # `scaled_dot_product_attention`. It must broadcast to the scores'
@@ -146,13 +238,163 @@ def attention(
 def check_toy_attention() -> None:
     output, weights = attention(TOY_QUERIES, TOY_KEYS, TOY_VALUES)
     by_hand = toy_weights()  # [S, S]
-    print(f"weights: largest difference {(weights - by_hand).abs().max():.1e}")
-    output_difference = (output - by_hand @ TOY_VALUES).abs().max()
-    print(f"output: largest difference {output_difference:.1e}")
+    weights_gap = (weights - by_hand).abs().max()
+    output_gap = (output - by_hand @ TOY_VALUES).abs().max()
+    print(tr("weights: largest difference {d}").format(d=f"{weights_gap:.1e}"))
+    print(tr("output: largest difference {d}").format(d=f"{output_gap:.1e}"))
 
 
 #| check_toy_attention()
 
+
+# ## Why scale by $1/\sqrt{d_k}$
+#
+# First something to check by hand. Below, the softmax of five scores close
+# together, then of the same scores times 8. The ratio of two weights is
+# $e^{s_i} / e^{s_j} = e^{s_i - s_j}$, so multiplying every score by 8 raises
+# every ratio to the 8th power: the weight that was largest takes most of
+# the row.
+
+
+def softmax_sharpens() -> None:
+    scores = torch.tensor([0.1, -0.2, 0.3, -0.2, 0.5])
+    print(report.vector_line("s", scores, digits=1))
+    print(report.vector_line("softmax(s)", scores.softmax(dim=-1)))
+    print(report.vector_line("softmax(8 s)", (8 * scores).softmax(dim=-1)))
+
+
+#| softmax_sharpens()
+
+# A wide head does that to its scores. Take a query $q$ and a key $k$ whose
+# $d_k$ components are independent, with mean $0$ and variance $1$. Each
+# product $q_i k_i$ then has mean $0$ and variance $1$, and their sum has
+# variance $d_k$ (the argument of the paper's §3.2.1 and its footnote):
+#
+# $$
+# \mathrm{Var}(q \cdot k)
+#   = \sum_{i=1}^{d_k} \mathrm{Var}(q_i k_i) = d_k
+# $$
+#
+# So raw dot products are $\sqrt{d_k}$ times as spread as scores of variance
+# $1$: at $d_k = 64$, the factor 8 above. Dividing by $\sqrt{d_k}$ gives the
+# scores variance $1$ at every width. Put another way, the softmax of raw
+# scores is the softmax of the scaled ones at *temperature* $1/\sqrt{d_k}$
+# (a softmax at temperature $T$ takes $s / T$): without the scale, how
+# peaked the weights are would depend on the width of the head.
+#
+# Why does a peaked row matter to learning? Write $g_j$ for
+# $\partial L / \partial p_j$, what the loss $L$ sends back to weight $j$.
+# The softmax passes on to score $j$
+#
+# $$
+# \frac{\partial L}{\partial s_j} = p_j \Big( g_j - \sum_k p_k g_k \Big)
+# $$
+#
+# which carries the factor $p_j$: a key with almost no weight gets almost no
+# gradient on its score, and neither does the key itself, whose gradient is
+# $\partial L / \partial s_j$ times the query.
+
+
+def softmax_backward(p: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
+    r"""$\partial L / \partial s$ `[..., Sk]` from the weights $p$ and $g$."""
+    return p * (g - (p * g).sum(dim=-1, keepdim=True))
+
+
+# To count how many keys of a row receive gradient, take the sizes
+# $a_j = |\partial L / \partial s_j|$ and their *participation ratio*
+# $(\sum_j a_j)^2 / \sum_j a_j^2$: it is the number of keys when all get the
+# same, and $1$ when one gets everything. It does not change when every
+# $a_j$ is multiplied by the same number, so it is the same whether we
+# differentiate with respect to the raw or the scaled scores.
+
+
+def keys_receiving_gradient(grad: torch.Tensor) -> torch.Tensor:
+    """The participation ratio of `|grad|` over the last dimension."""
+    size = grad.abs()
+    return size.sum(dim=-1) ** 2 / size.pow(2).sum(dim=-1)
+
+
+# The experiment below draws, for each $d_k$, `samples` queries, each with
+# `keys` keys, every component independent with mean $0$ and variance $1$,
+# and a random $g$ (as if the loss were a random linear function of the
+# weights). It scores them both ways, raw and scaled, and averages over the
+# draws: the variance of the scores, the largest weight (*max p*), the keys
+# receiving gradient (*keys*), and the size of the gradient that reaches the
+# query, $\lVert \partial L / \partial q \rVert$, which is what the query's
+# projection learns from.
+
+
+def scaling_experiment(
+    d_ks: tuple[int, ...] = (2, 16, 64, 256, 1024),
+    *,
+    keys: int = 16,
+    samples: int = 2000,
+    seed: int = 0,
+) -> list[report.ScalingRow]:
+    r"""Raw against scaled scores, per $d_k$; deterministic for a seed."""
+    generator = torch.Generator().manual_seed(seed)
+
+    def draw(*shape: int) -> torch.Tensor:
+        return torch.randn(*shape, generator=generator, dtype=torch.float64)
+
+    rows = []
+    for d_k in d_ks:
+        q, k = draw(samples, d_k), draw(samples, keys, d_k)
+        g = draw(samples, keys)  # a random dL/dp
+        dots = (k @ q.unsqueeze(-1)).squeeze(-1)  # q·k_j, [samples, keys]
+        measured = {}
+        for name, c in (("raw", 1.0), ("scaled", 1 / math.sqrt(d_k))):
+            scores = c * dots  # s_j = c q·k_j
+            p = scores.softmax(dim=-1)
+            grad_s = softmax_backward(p, g)  # [samples, keys]
+            # $\partial L / \partial q
+            #   = c \sum_j (\partial L / \partial s_j) k_j$:
+            # `[samples, 1, keys] @ [samples, keys, Dk]`
+            # `-> [samples, 1, Dk]`.
+            grad_q = c * (grad_s.unsqueeze(1) @ k).squeeze(1)
+            measured |= {
+                f"var_{name}": scores.var().item(),
+                f"peak_{name}": p.amax(dim=-1).mean().item(),
+                f"keys_{name}": keys_receiving_gradient(grad_s).mean().item(),
+                f"grad_q_{name}": grad_q.norm(dim=-1).mean().item(),
+            }
+        rows.append(report.ScalingRow(d_k=d_k, **measured))
+    return rows
+
+
+# Measured when this page was built, with the defaults above. Read the row
+# $d_k = 64$. Unscaled, the variance of the scores is about $d_k$, the
+# largest weight is far above the scaled one, and the gradient reaches a few
+# of the 16 keys; scaled, the variance stays about $1$ and about half the
+# keys share the gradient, at every width. The last two columns show what
+# scaling does *not* do: it does not make the gradient that reaches the query
+# larger. That gradient is larger unscaled (part of the reason is in the
+# code: the scaled one carries the factor $c = 1/\sqrt{d_k}$).
+
+#| print(report.format_scaling_table(scaling_experiment()))
+
+# So the table does not say that an unscaled model cannot learn: its
+# gradients are not small. Nor does it say anything about training: it holds
+# at initialisation, for components of variance $1$, and training changes the
+# queries and keys. What it shows is what the scale keeps fixed: the
+# softmax's temperature, and with it how many keys share the gradient at the
+# start, stay the same whatever the width of the head; unscaled, a wide head
+# starts out training the one or two keys that happen to win.
+#
+# !!! tip "Try this"
+#     Remove `/ math.sqrt(d_k)` from the worked example and compare the row
+#     of `cats`. Here $d_k = 2$, so the raw scores are only $\sqrt 2$ times
+#     the scaled ones; the output below shows the row with and without the
+#     scale.
+
+
+def try_without_scaling() -> None:
+    raw = (TOY_QUERIES @ TOY_KEYS.T).softmax(dim=-1)  # no / sqrt(d_k)
+    rows = torch.stack([toy_weights()[0], raw[0]])  # the row of cats
+    print(report.matrix_table(rows, [tr("scaled"), tr("raw")], WORDS))
+
+
+#| try_without_scaling()
 
 # ## Masks
 #
@@ -166,10 +408,10 @@ def check_toy_attention() -> None:
 # **Causal.** A language model learns to predict the token after each
 # position, so the output at position $i$ must not use the tokens after it:
 # query $i$ may see key $j$ only when $j \le i$. When there are more keys than
-# queries, as when new tokens follow a cached prefix, the queries are the
-# *last* $S_q$ positions, so the mask is aligned to the end of the keys: query
-# $i$ sees key $j$ when $j \le i + (S_k - S_q)$. (With fewer keys than queries
-# the first $S_q - S_k$ queries see no key at all.)
+# queries, as when new tokens follow a prefix already processed, the queries
+# are the *last* `Sq` positions, so the mask is aligned to the end of the
+# keys: query $i$ sees key $j$ when $j \le i + (S_k - S_q)$. (With fewer keys
+# than queries the first $S_q - S_k$ queries see no key at all.)
 
 
 def causal_mask(
@@ -182,6 +424,20 @@ def causal_mask(
     j = torch.arange(seq_k, device=device).unsqueeze(0)  # [1, Sk]
     return j <= i + (seq_k - seq_q)
 
+
+# !!! tip "Try this"
+#     Give the worked example `mask=causal_mask(4)`, as if the sentence were
+#     being written word by word. The weights below show which words lose
+#     the partner they found above: a word can now attend only to itself
+#     and the words before it.
+
+
+def try_causal_toy() -> None:
+    _, weights = attention(TOY_QUERIES, TOY_KEYS, TOY_VALUES, causal_mask(4))
+    print(report.matrix_table(weights, WORDS, WORDS))
+
+
+#| try_causal_toy()
 
 # **Padding.** Sentences in a batch have different lengths, so the shorter
 # ones are filled up to the longest with padding tokens. No query may attend to
@@ -215,9 +471,11 @@ def padding_mask(
 # queries are then left with no key at all: under left padding, every key a
 # leading pad could see is a pad, so it sees nothing, and neither does any
 # query of an empty sequence. Their rows are fully masked: `attention()`
-# gives them a zero vector, and so does the fused path. (In the module that
-# zero then goes through the output projection, so what comes out is that
-# projection's bias.)
+# gives them a zero vector, and so does PyTorch's fused function on the CPU
+# with a boolean mask (a test compares the two). In the
+# [multi-head module](mha.html#MultiHeadAttention) that zero then goes
+# through the output projection, so what comes out is that projection's
+# bias.
 #
 # Below, six positions of which the last two are padding. The queries and
 # keys are set by hand so that each query prefers the key just before it, and
@@ -234,13 +492,14 @@ def masks_example() -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
     # Key j points at angle 0.8 j; query i at the angle of key i - 1. `[S, 2]`.
     angle = 0.8 * torch.arange(seq)
     keys = 3 * torch.stack([angle.cos(), angle.sin()], dim=-1)
-    queries = 3 * torch.stack([(angle - 0.8).cos(), (angle - 0.8).sin()], dim=-1)
+    before = angle - 0.8
+    queries = 3 * torch.stack([before.cos(), before.sin()], dim=-1)
     causal = causal_mask(seq)  # [Sq, Sk]
     padding = padding_mask(torch.tensor([real]), seq_len=seq)[0, 0]  # [1, Sk]
     masks = {"causal": causal, "padding": padding, "both": causal & padding}
-    weights = {
-        name: attention(queries, keys, keys, mask)[1] for name, mask in masks.items()
-    }
+    weights = {}
+    for name, mask in masks.items():
+        weights[name] = attention(queries, keys, keys, mask)[1]  # [Sq, Sk]
     hidden = {name: ~mask.expand(seq, seq) for name, mask in masks.items()}
     return weights, hidden
 
@@ -248,7 +507,11 @@ def masks_example() -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
 def draw_masks() -> None:
     weights, hidden = masks_example()
     names = ["t0", "t1", "t2", "t3", "pad4", "pad5"]
-    titles = {"causal": tr("causal"), "padding": tr("padding"), "both": tr("both")}
+    titles = {
+        "causal": tr("causal"),
+        "padding": tr("padding"),
+        "both": tr("both"),
+    }
     report.draw_heatmaps(
         {titles[name]: w for name, w in weights.items()},
         names,
@@ -259,110 +522,12 @@ def draw_masks() -> None:
 
 #| draw_masks()  | alt: weights under the causal, padding and both masks, hatched
 
-# ## Why scale by $1/\sqrt{d_k}$
+# ## Next
 #
-# The four tokens had $d_k = 2$. What goes wrong when $d_k$ is 64, as in many
-# models? Take a query $q$ and a key $k$ whose $d_k$ components are
-# independent, with mean $0$ and variance $1$. Each product $q_i k_i$ then has
-# mean $0$ and variance $1$, and their sum has variance $d_k$:
-#
-# $$
-# \mathrm{Var}(q \cdot k)
-#   = \sum_{i=1}^{d_k} \mathrm{Var}(q_i k_i) = d_k
-# $$
-#
-# So the wider the head, the further apart the scores, and the softmax of
-# scores far apart puts nearly all the weight on the largest. That stops
-# learning, because of how the softmax passes gradients back.
-#
-# The softmax $p$ of a row of scores $s$ has the Jacobian
-# $\partial p / \partial s = \mathrm{diag}(p) - p p^\top$. Its size, the
-# norm $\lVert \partial p / \partial s \rVert$ (the square root of the sum
-# of its squared entries), measures how much a change in the scores can
-# still move the weights, and so how much gradient reaches the scores. It is $0$ for a
-# one-hot $p$ and falls towards $0$ as $p$ nears one-hot, as the table below
-# shows for a few rows of 16 weights. (It is not largest for a flat $p$:
-# compare the first two rows.)
-
-
-def softmax_jacobian_norm(probs: torch.Tensor) -> torch.Tensor:
-    """Frobenius norm of the softmax Jacobian for each row of `probs` `[..., Sk]`."""
-    jacobian = torch.diag_embed(probs) - probs.unsqueeze(-1) * probs.unsqueeze(-2)
-    return jacobian.flatten(-2).norm(dim=-1)
-
-
-def print_jacobian_norms(keys: int = 16) -> None:
-    rows = {"flat": torch.full((keys,), 1.0 / keys)}
-    for peak in (0.5, 0.9, 0.99, 1.0):  # one weight `peak`, the rest shared
-        rows[f"one weight {peak}"] = torch.full((keys,), (1 - peak) / (keys - 1))
-        rows[f"one weight {peak}"][0] = peak
-    cells = [
-        [name, f"{p.max():.3f}", f"{softmax_jacobian_norm(p):.3f}"]
-        for name, p in rows.items()
-    ]
-    header = [tr("weights p"), "max p", "‖∂p/∂s‖"]
-    print(report.markdown_table(header, cells, align="lrr"))
-
-
-#| print_jacobian_norms()
-
-# The experiment below measures what happens to real scores. For each $d_k$
-# it draws `samples` queries, each scored against `keys` keys, and reports
-# the variance of the scores, the mean largest softmax weight (`max p`) and
-# the mean size of the softmax's gradient, unscaled and scaled.
-
-
-def scaling_experiment(
-    d_ks: tuple[int, ...] = (2, 4, 16, 64, 256, 1024),
-    *,
-    keys: int = 16,
-    samples: int = 1000,
-    seed: int = 0,
-) -> list[report.ScalingRow]:
-    r"""Measure the effect of the $1/\sqrt{d_k}$ scale; deterministic for a seed."""
-    generator = torch.Generator().manual_seed(seed)
-    rows = []
-    for d_k in d_ks:
-        # `samples` queries `[samples, 1, Dk]` against keys `[samples, keys, Dk]`:
-        # scores `[samples, keys]`.
-        q = torch.randn(samples, 1, d_k, generator=generator, dtype=torch.float64)
-        k = torch.randn(samples, keys, d_k, generator=generator, dtype=torch.float64)
-        raw = (q * k).sum(dim=-1)
-        scaled = raw / math.sqrt(d_k)
-        p_raw, p_scaled = raw.softmax(dim=-1), scaled.softmax(dim=-1)
-        rows.append(
-            report.ScalingRow(
-                d_k=d_k,
-                var_raw=raw.var().item(),
-                var_scaled=scaled.var().item(),
-                peak_raw=p_raw.amax(dim=-1).mean().item(),
-                peak_scaled=p_scaled.amax(dim=-1).mean().item(),
-                grad_raw=softmax_jacobian_norm(p_raw).mean().item(),
-                grad_scaled=softmax_jacobian_norm(p_scaled).mean().item(),
-            )
-        )
-    return rows
-
-
-# Measured when this page was built, with the defaults above. Read the row
-# $d_k = 64$: the variance of the raw scores is about $d_k$, the largest
-# weight unscaled (`max p raw`) is far above the scaled one, and the last
-# column, `kept`, gives the share of the scaled gradient that the unscaled
-# scores keep: from $d_k = 16$ on, the wider the head, the less is left.
-# Divided by $\sqrt{d_k}$, the scores have
-# variance about $1$ at every width, and neither the largest weight nor the
-# gradient moves.
-
-#| print(report.format_scaling_table(scaling_experiment()))
-
-# The same measurements against the head width (the horizontal axis is on a
-# log scale): the unscaled softmax saturates, its largest weight climbing
-# towards $1$ and its gradient falling towards $0$, while the scaled one
-# stays where it was at $d_k = 2$.
-
-#| report.plot_scaling(scaling_experiment())  | alt: unscaled, max p → 1, gradient → 0
-
-# `python attention.py` prints the worked example.
+# One call of `attention()` gives each query one weighted average. The next
+# chapter, [multi-head attention](mha.html), runs several side by side, each
+# on its own learned projection of the same tokens, and builds the module
+# around them. `python attention.py` prints the worked example.
 
 if __name__ == "__main__":
     print_toy_weights()

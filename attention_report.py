@@ -1,0 +1,213 @@
+"""What `attention.py` reports but does not teach.
+
+Its results as Markdown tables and figures, the record the scaling table is
+made from, and the checks that turn bad input into one-line `ValueError`s.
+`attention.py` imports this module; its page shows what these functions print
+and draw.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from literate.words import tr
+
+# ## Records of results
+
+
+@dataclass(frozen=True)
+class ScalingRow:
+    """One width $d_k$, raw scores against scores divided by $\\sqrt{d_k}$."""
+
+    d_k: int
+    var_raw: float  # variance of q·k
+    var_scaled: float  # variance of q·k / sqrt(d_k)
+    peak_raw: float  # mean of the largest softmax weight, raw scores
+    peak_scaled: float  # the same with scaled scores
+    keys_raw: float  # mean participation ratio of |dL/ds| over the keys
+    keys_scaled: float  # the same with scaled scores
+    grad_q_raw: float  # mean norm of dL/dq, raw scores
+    grad_q_scaled: float  # the same with scaled scores
+
+
+# ## Tables
+
+
+def markdown_table(header: list[str], rows: list[list[str]], align: str) -> str:
+    """A Markdown table, columns padded; `align` holds "l" or "r" per column."""
+    columns = zip(header, *rows, strict=True)
+    widths = [max(len(cell) for cell in column) for column in columns]
+
+    def line(cells: list[str]) -> str:
+        padded = [
+            cell.ljust(width) if side == "l" else cell.rjust(width)
+            for cell, width, side in zip(cells, widths, align, strict=True)
+        ]
+        return "| " + " | ".join(padded) + " |"
+
+    end = {"l": "-", "r": ":"}  # `---:` aligns a column to the right
+    rule = ["-" * (w - 1) + end[side] for w, side in zip(widths, align, strict=True)]
+    return "\n".join([line(header), line(rule), *map(line, rows)])
+
+
+def matrix_table(
+    matrix: torch.Tensor, rows: list[str], columns: list[str], digits: int = 2
+) -> str:
+    """A 2-D tensor as a Markdown table with named rows and columns."""
+    cells = [
+        [name] + [f"{value:.{digits}f}" for value in row.tolist()]
+        for name, row in zip(rows, matrix, strict=True)
+    ]
+    return markdown_table([""] + columns, cells, align="l" + "r" * len(columns))
+
+
+def vector_line(name: str, values: torch.Tensor, digits: int = 3) -> str:
+    """`name: [a, b, c]` with each value to `digits` decimals."""
+    numbers = ", ".join(f"{v:.{digits}f}" for v in values.tolist())
+    return f"{name + ':':<14}[{numbers}]"
+
+
+def format_scaling_table(rows: list[ScalingRow]) -> str:
+    """The scaling experiment as a Markdown table (its headings through `tr`)."""
+    header = ["d_k", tr("Var raw"), tr("Var scaled"), tr("max p raw")]
+    header += [tr("max p scaled"), tr("keys raw"), tr("keys scaled")]
+    header += [tr("‖∂L/∂q‖ raw"), tr("‖∂L/∂q‖ scaled")]
+    cells = [
+        [f"{r.d_k}", f"{r.var_raw:.1f}", f"{r.var_scaled:.2f}"]
+        + [f"{r.peak_raw:.2f}", f"{r.peak_scaled:.2f}"]
+        + [f"{r.keys_raw:.1f}", f"{r.keys_scaled:.1f}"]
+        + [f"{r.grad_q_raw:.2f}", f"{r.grad_q_scaled:.2f}"]
+        for r in rows
+    ]
+    return markdown_table(header, cells, align="r" * len(header))
+
+
+# ## Figures
+#
+# Each function draws and leaves the figure open; the page shows it. They
+# import matplotlib when called, so `attention.py` does not need it. Every
+# word drawn goes through `tr`, which gives it in the language of the page
+# that shows the figure (see `literate.words`).
+
+
+def draw_heatmaps(
+    panels: dict[str, torch.Tensor],
+    rows: list[str],
+    columns: list[str],
+    *,
+    hidden: dict[str, torch.Tensor] | None = None,
+    numbers: bool = False,
+    per_row: int = 2,
+) -> None:
+    """Heatmaps of weights from 0 to 1, `per_row` panels to a row.
+
+    `hidden[title]` is a boolean `[rows, columns]`, `True` on cells to leave
+    empty and hatch (masked cells). `numbers` writes each weight in its cell.
+    Panels go in a grid of at most `per_row` columns, so that the figure stays
+    narrow enough to read on a phone; the colour bar takes an empty cell of
+    the grid when there is one.
+    """
+    import matplotlib.pyplot as plt
+
+    hidden = hidden or {}
+    across = min(per_row, len(panels))
+    down = -(-len(panels) // across)
+    cell = 0.55 if numbers else 0.3  # inches; a number needs room
+    font = 11 if numbers else 14  # points; large, as a phone shrinks it
+    size = cell * max(len(rows), len(columns)) + 0.9
+    fig, axes = plt.subplots(
+        down,
+        across,
+        figsize=(
+            size * across + (0.8 if across * down == len(panels) else 0),
+            size * down,
+        ),
+        squeeze=False,
+        layout="compressed",
+    )
+    used = axes.flat[: len(panels)]
+    for index, (ax, (title, weights)) in enumerate(
+        zip(used, panels.items(), strict=True)
+    ):
+        shown = weights.detach().float()
+        if title in hidden:
+            shown = shown.masked_fill(hidden[title], float("nan"))
+            for i, j in hidden[title].nonzero().tolist():
+                ax.add_patch(
+                    plt.Rectangle(
+                        (j - 0.5, i - 0.5), 1, 1, fill=False, hatch="///",
+                        edgecolor="0.5", lw=0,
+                    )
+                )  # fmt: skip
+        image = ax.imshow(shown, vmin=0, vmax=1, cmap="viridis")
+        if numbers:
+            for (i, j), value in zip(
+                torch.cartesian_prod(*map(torch.arange, shown.shape)).tolist(),
+                shown.flatten().tolist(),
+                strict=True,
+            ):
+                colour = "black" if value > 0.6 else "white"
+                ax.text(j, i, f"{value:.2f}", ha="center", va="center", color=colour)
+        if len(panels) > 1:
+            ax.set_title(title, fontsize=font)
+        turn = 90 if max(map(len, columns)) > 3 and len(columns) > 4 else 0
+        ax.set_xticks(range(len(columns)), columns, fontsize=font, rotation=turn)
+        ax.set_yticks(range(len(rows)), rows, fontsize=font)
+        if index + across >= len(panels):  # the lowest panel of its column
+            ax.set_xlabel(tr("key"), fontsize=font)
+        if index % across == 0:
+            ax.set_ylabel(tr("query"), fontsize=font)
+    spare = list(axes.flat[len(panels) :])
+    for ax in spare:
+        ax.set_axis_off()
+    if spare:
+        bar = fig.colorbar(image, cax=spare[0].inset_axes((0.1, 0.05, 0.1, 0.9)))
+    else:
+        bar = fig.colorbar(image, ax=list(axes.flat), shrink=0.8)
+    bar.set_label(tr("weight"), fontsize=font)
+    bar.ax.tick_params(labelsize=font - 1)
+
+
+# ## Checks of arguments
+#
+# Each raises a `ValueError` whose one line names the function (`where`), the
+# argument, what was expected and what came. The message is only formatted
+# when the check fails, so a passing check costs a comparison or two.
+
+
+def fail(where: str, message: str) -> None:
+    """Raise `ValueError("where: message")`."""
+    raise ValueError(f"{where}: {message}")
+
+
+def check_lengths(where: str, **lengths: int) -> None:
+    """Every named length must be >= 0."""
+    if min(lengths.values()) < 0:
+        got = ", ".join(f"{name}={n}" for name, n in lengths.items())
+        fail(where, f"expected lengths >= 0, got {got}")
+
+
+def check_padding_input(x: torch.Tensor, pad_id, seq_len) -> None:
+    """Token ids `[batch, seq]` with `pad_id`; else lengths, 1-D integers >= 0,
+    none longer than `seq_len`."""
+    where = "padding_mask"
+    if pad_id is not None:
+        if x.dim() != 2 or (seq_len is not None and seq_len != x.shape[1]):
+            with_seq = "" if seq_len is None else f" with seq={seq_len}"
+            fail(
+                where,
+                f"with pad_id, expected token ids [batch, seq]{with_seq}, got "
+                f"shape {list(x.shape)}",
+            )
+        return
+    if x.dim() != 1 or x.is_floating_point() or (x.numel() and x.min() < 0):
+        fail(
+            where,
+            "without pad_id, expected lengths as a 1-D tensor of non-negative "
+            f"integers [batch], got {x.dtype} of shape {list(x.shape)}",
+        )
+    longest = int(x.max()) if x.numel() else 0
+    if seq_len is not None and longest > seq_len:
+        fail(where, f"seq_len={seq_len} is shorter than the longest length, {longest}")
