@@ -1,59 +1,25 @@
 r"""
 ---
 title: Multi-head attention
-summary: Multi-head attention in PyTorch, one idea at a time, from four tokens
-  worked by hand to a decoder layer with cross-attention, every claim run on the
-  page and checked against PyTorch's own.
+summary: Multi-head attention in PyTorch, from two heads built by hand to a
+  twenty-line module and the full one, checked against PyTorch's own.
 ---
 
 # Multi-head attention
 
-Attention lets every position of a sequence gather information from other
-positions, weighting each by how well it matches. Vaswani et al. introduced the
-scaled dot-product form in
-[Attention Is All You Need](https://arxiv.org/abs/1706.03762) (2017), the paper
-behind the transformer:
+[Chapter 1](attention.html) built attention for one set of queries, keys and
+values. A transformer runs several attentions side by side, the *heads*, each
+on its own learned projection of the same input, and mixes their results.
+Vaswani et al. call this *multi-head attention* in
+[Attention Is All You Need](https://arxiv.org/abs/1706.03762) (2017).
 
-$$
-\begin{aligned}
-&\mathrm{Attention}(Q, K, V) \\
-&\quad = \mathrm{softmax}\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V
-\end{aligned}
-$$
+This page takes it in five steps. The heads' projections are blocks of one
+matrix; two heads built by hand look at different words, which one head
+cannot do; a module of about twenty lines computes multi-head attention; the
+full module that the later chapters use adds what training and generating
+need; and PyTorch's `torch.nn.MultiheadAttention` gives the same results.
 
-Each row of $Q$ is a *query*: what a position is looking for. Each row of $K$
-is a *key*: what a position offers to be found by. $Q K^\top$ scores every
-query against every key, the softmax turns each row of scores into weights that
-sum to one, and the weights average the rows of $V$, the *values*.
-
-*Multi-head* attention runs several of these side by side, each on its own
-learned projection of the same input, so that each head can learn its own
-pattern of what to look at; their results are concatenated and projected
-back. The page builds it in this order: attention on four tokens, worked by
-hand; the function; masks; why the scores are scaled; heads; the module; a
-key/value cache for generating text; a decoder layer that attends to another
-sequence; and a check against PyTorch's own implementation.
-
-## Shapes
-
-Every tensor's shape is written with these letters, here and in `train.py`:
-
-| letter | meaning |
-|---|---|
-| `B` | batch size |
-| `S` | sequence length |
-| `Sq`, `Sk` | query positions; key (and value) positions |
-| `Sn` | new key positions given to a cache that holds the rest |
-| `D` | model width, `d_model` |
-| `H` | number of heads |
-| `Dk` | width of one head, `D // H` (the $d_k$ of the formula) |
-| `M` | capacity of a key/value cache, `max_len` |
-| `L` | number of transformer blocks |
-| `N` | vocabulary size: how many different tokens there are |
-
-`train.py` uses `B`, `S`, `D`, `H`, `L` and `N`. Tensors are batch first,
-`[B, S, D]`; inside attention, heads come second, `[B, H, S, Dk]`, the layout
-PyTorch's `scaled_dot_product_attention` expects.
+Shapes are written with the letters of [chapter 1](attention.html#shapes).
 """
 
 from __future__ import annotations
@@ -63,7 +29,16 @@ import torch.nn.functional as F
 from torch import nn
 
 import mha_report as report
-from attention import attention, causal_mask, padding_mask
+from attention import (
+    TOY_KEYS,
+    TOY_QUERIES,
+    TOY_VALUES,
+    WORDS,
+    attention,
+    causal_mask,
+    padding_mask,
+)
+from literate.words import tr  # a figure's words in the page's language
 
 # ## Heads are column blocks of one projection
 #
@@ -84,10 +59,10 @@ from attention import attention, causal_mask, padding_mask
 #
 # so the $i$-th block of $D_k$ columns of $X W^Q$ holds head $i$'s queries.
 # `nn.Linear(D, D)` is that product plus a bias (it stores the transpose,
-# $W^{Q\top}$, so head $i$ is a block of *rows* of its `weight`). Reshaping its output
-# splits the last dimension into `H` heads of `Dk` features, and the heads
-# then move to the second dimension, so that each head is a separate batch of
-# matrix products.
+# $W^{Q\top}$, so head $i$ is a block of *rows* of its `weight`). Reshaping
+# its output splits the last dimension into `H` heads of `Dk` features, and
+# the heads then move to the second dimension, so that each head is a
+# separate batch of matrix products.
 
 
 class PrepareForMultiHeadAttention(nn.Module):
@@ -116,41 +91,302 @@ def heads_as_blocks(d_model: int = 8, heads: int = 2, seed: int = 0) -> None:
     torch.manual_seed(seed)
     prepare = PrepareForMultiHeadAttention(d_model, heads, d_model // heads)
     x = torch.randn(1, 3, d_model)  # [B, S, D]
-    blocks = prepare.linear.weight.split(prepare.d_k)  # H blocks [Dk, D]
-    biases = prepare.linear.bias.split(prepare.d_k)  # H blocks [Dk]
+    weight, bias = prepare.linear.weight, prepare.linear.bias
+    blocks = weight.split(prepare.d_k)  # H blocks [Dk, D]
+    biases = bias.split(prepare.d_k)  # H blocks [Dk]
     separate = torch.stack(
-        [F.linear(x, w, b) for w, b in zip(blocks, biases, strict=True)], dim=1
+        [F.linear(x, w, b) for w, b in zip(blocks, biases, strict=True)],
+        dim=1,
     )  # H times [B, S, Dk] -> [B, H, S, Dk]
     together = prepare(x)  # [B, H, S, Dk]
-    print(f"weight {list(prepare.linear.weight.shape)} -> {heads} blocks of", end=" ")
-    print(f"{list(blocks[0].shape)}; output {list(together.shape)}")
     difference = (separate - together).abs().max().item()
-    print(f"largest difference: {difference:.1e}; float32 steps near 1 are", end=" ")
-    print(f"{torch.finfo(torch.float32).eps:.1e} apart")
+    report.print_blocks(weight, blocks[0], together, difference)
 
 
 #| heads_as_blocks()
 
-# ## The module
+# ## Two heads doing two things
+#
+# Why several heads, rather than one? Take chapter 1's sentence again, "cats
+# chase small mice", and give each word of $X$ two kinds of features, `[S, 7]`:
+# its word class, one-hot (noun, action, adjective, chapter 1's values), and
+# its position, one-hot. Two heads project it, each with `Dk = 2`:
+#
+# * head 0 reads the classes with chapter 1's queries and keys: a noun looks
+#   for an action, the verb for the nouns, the adjective, more weakly, for a
+#   noun;
+# * head 1 reads the positions only: the key of position $j$ points one of
+#   four ways, and the query of position $i$ is the key of position $i - 1$,
+#   so each word looks for the word before it (`cats`, the first, for
+#   itself).
+#
+# Each weight `[D, Dk]` has a row per feature of $X$: head 0's are zero on
+# the position rows, head 1's on the class rows. Both heads take the word
+# classes as their values, `[D, 3]`, so each head's output says what kind of
+# word it read.
+
+TOY_X = torch.cat([TOY_VALUES, torch.eye(4)], dim=1)  # [S, D], D = 3 + 4
+
+NO_POSITION = torch.zeros(4, 2)  # the rows of the 4 position features
+NO_CLASS = torch.zeros(3, 2)  # the rows of the 3 class features
+CLASS_QUERIES = torch.tensor([[0.0, 2], [2, 0], [1, 0]])  # [3, Dk]
+CLASS_KEYS = torch.tensor([[2.0, 0], [0, 2], [0, 0]])  # [3, Dk]
+POSITION_KEYS = torch.tensor([[2.0, 0], [0, 2], [-2, 0], [0, -2]])
+
+W_Q0 = torch.cat([CLASS_QUERIES, NO_POSITION])  # head 0, [D, Dk]
+W_K0 = torch.cat([CLASS_KEYS, NO_POSITION])
+W_Q1 = torch.cat([NO_CLASS, POSITION_KEYS[[0, 0, 1, 2]]])  # head 1
+W_K1 = torch.cat([NO_CLASS, POSITION_KEYS])
+W_V = torch.cat([torch.eye(3), torch.zeros(4, 3)])  # both heads, [D, 3]
+TOY_HEADS = [(W_Q0, W_K0), (W_Q1, W_K1)]
+
+# Head 0's queries $X W^Q_0$ and keys $X W^K_0$ are chapter 1's, exactly:
+
+
+def head_0_is_chapter_1() -> None:
+    same_q = torch.equal(TOY_X @ W_Q0, TOY_QUERIES)  # [S, Dk]
+    same_k = torch.equal(TOY_X @ W_K0, TOY_KEYS)  # [S, Dk]
+    print(f"queries equal: {same_q}; keys equal: {same_k}")
+
+
+#| head_0_is_chapter_1()
+
+# Each head is chapter 1's `attention()` on its own projections. The
+# heads' weights, side by side (a row is a query, a column a key):
+
+
+def toy_heads() -> tuple[list[torch.Tensor], torch.Tensor]:
+    weights, outputs = [], []
+    v = TOY_X @ W_V  # [S, 3]
+    for w_q, w_k in TOY_HEADS:
+        out, w = attention(TOY_X @ w_q, TOY_X @ w_k, v)  # [S, 3], [S, S]
+        weights.append(w)
+        outputs.append(out)
+    return weights, torch.cat(outputs, dim=-1)  # Concat: [S, 2 x 3]
+
+
+def draw_toy_heads() -> None:
+    titles = [tr("head 0: partner"), tr("head 1: word before")]
+    panels = dict(zip(titles, toy_heads()[0], strict=True))
+    report.draw_two_heads(panels, WORDS)
+
+
+#| draw_toy_heads()  | alt: head 0 pairs nouns and verb; head 1 reads the previous word
+
+# Each head has its own pattern. In head 0, `cats` and `mice` look at
+# `chase`, and `chase` at the two nouns: chapter 1's weights. In head 1,
+# each word looks at the word before it. Concatenated, the two heads'
+# outputs sit side by side, `[S, 2 × 3]`: the columns marked 0 are head 0's,
+# what kind of word each word's partner is; those marked 1 are head 1's,
+# what kind of word comes before it.
+
+
+def print_toy_concat() -> None:
+    columns = [tr("noun"), tr("action"), tr("adjective")]
+    columns = [f"{h}: {c}" for h in (0, 1) for c in columns]
+    print(report.matrix_table(toy_heads()[1], WORDS, columns))
+
+
+#| print_toy_concat()
+
+# $W^O$ mixes the heads into one vector per word. Here it is set by hand,
+# `[2 × 3, 3]`, and adds the two heads' columns class by class, so each
+# output feature draws on both heads: the row of `mice` below holds both
+# an action (its partner, from head 0) and an adjective (the word before
+# it, from head 1). A learned $W^O$ is `[D, D]`, so the output has the
+# input's width, and it can weigh the heads in any way.
+
+W_O = torch.cat([torch.eye(3), torch.eye(3)])  # [2 x 3, 3]
+
+
+def print_toy_output() -> None:
+    columns = [tr("noun"), tr("action"), tr("adjective")]
+    print(report.matrix_table(toy_heads()[1] @ W_O, WORDS, columns))
+
+
+#| print_toy_output()
+
+# !!! tip "Try this"
+#     Ask one head to do both: give it both heads' features, queries
+#     $[Q_0 \mid Q_1]$ and keys $[K_0 \mid K_1]$ of width 4, so that its
+#     scores are the two heads' scores added. The function below does that
+#     and prints the head's weights.
+
+
+def try_one_head_for_both() -> None:
+    q = torch.cat([TOY_X @ w_q for w_q, _ in TOY_HEADS], dim=-1)  # [S, 4]
+    k = torch.cat([TOY_X @ w_k for _, w_k in TOY_HEADS], dim=-1)  # [S, 4]
+    _, weights = attention(q, k, TOY_X @ W_V)  # [S, S]
+    print(report.matrix_table(weights, WORDS, WORDS))
+
+
+#| try_one_head_for_both()
+
+# Where the two heads want different words, the one head splits its
+# weight between them: the rows of `cats` and `mice` above put about half
+# on each, so their outputs are a blend of the two answers, neither
+# pattern. One softmax row is one weighted average of the values, so one
+# head gives each word one mix of what it reads. To read two things from
+# two places at once, a word needs two heads.
+
+# ## A minimal module
+#
+# A module does what the toy did by hand, for a batch and with learned
+# weights, for `H` heads at once:
 #
 # $$
 # \begin{aligned}
-# &\mathrm{head}_i = \mathrm{Attention}(Q_i, K_i, V_i) \\
-# &\quad X_i = X W^X_i \text{ for } X = Q, K, V \\
-# &\mathrm{MultiHead}(Q, K, V) \\
+# &\mathrm{head}_i = \mathrm{Attention}(X_q W^Q_i, \\
+# &\qquad X_{kv} W^K_i,\ X_{kv} W^V_i) \\
+# &\mathrm{MultiHead}(X_q, X_{kv}) \\
 # &\quad = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_H)\, W^O
 # \end{aligned}
 # $$
 #
-# `Concat` sets the heads' outputs side by side, `H` blocks of `Dk` features
-# making `D` again, and $W^O$, `[D, D]`, mixes them. With $d_k = D / H$, the
-# `H` heads together cost about as much as one head of width `D`.
+# $X_q$ `[B, Sq, D]` holds the positions that ask, and $X_{kv}$ `[B, Sk, D]`
+# the positions they read; in self-attention both are the same $X$ (`Sq` and
+# `Sk` count query and key positions, as in chapter 1's
+# [masks](attention.html#masks)). `Concat` sets the heads' outputs side by
+# side, `H` blocks of `Dk` features making `D` again, and $W^O$ `[D, D]`
+# mixes them. With $d_k = D / H$, the `H` heads together cost about as much
+# as one head of width `D` (section 3.2.2 of the paper).
 #
-# The submodules are named `query.linear`, `key.linear`, `value.linear` and
-# `output`, the layout of labml's annotated `MultiHeadAttention` (its state
-# dict holds `query.linear.weight`, `query.linear.bias`, …, `output.weight`),
-# so a state dict saved from it loads here unchanged. `bias=False` removes the
-# bias of all four projections.
+# After `transpose` a head's features no longer follow one another in
+# memory, so `.view` cannot merge them (it raises an error); `reshape`
+# copies them into order first.
+
+
+class MinimalMHA(nn.Module):
+    """Multi-head attention and nothing more: one path, no checks."""
+
+    def __init__(self, d_model: int, heads: int):
+        super().__init__()
+        self.heads = heads
+        self.query = nn.Linear(d_model, d_model)  # W^Q of every head
+        self.key = nn.Linear(d_model, d_model)  # W^K
+        self.value = nn.Linear(d_model, d_model)  # W^V
+        self.output = nn.Linear(d_model, d_model)  # W^O
+
+    def forward(self, x_q, x_kv, mask=None):
+        batch, seq_q, d_model = x_q.shape
+        d_k = d_model // self.heads
+
+        def split(x):  # [B, S, D] -> [B, S, H, Dk] -> [B, H, S, Dk]
+            return x.view(batch, -1, self.heads, d_k).transpose(1, 2)
+
+        q = split(self.query(x_q))  # X_q W^Q
+        k = split(self.key(x_kv))  # X_kv W^K
+        v = split(self.value(x_kv))  # X_kv W^V
+        x, _ = attention(q, k, v, mask)  # every head: [B, H, Sq, Dk]
+        # Concat: [B, H, Sq, Dk] -> [B, Sq, H, Dk] -> [B, Sq, D]
+        x = x.transpose(1, 2).reshape(batch, seq_q, d_model)
+        return self.output(x)  # ... W^O
+
+
+# `MinimalMHA` computes what the full `MultiHeadAttention` below computes.
+# Give both the same weights (the full module's names carry an extra
+# `.linear`, as the next section explains) and compare them on
+# self-attention under the causal mask and on cross-attention.
+
+
+def check_minimal(d_model: int = 64, heads: int = 4, seed: int = 0) -> None:
+    torch.manual_seed(seed)
+    full = MultiHeadAttention(d_model, heads).eval()
+    mini = MinimalMHA(d_model, heads)
+    state = full.state_dict()  # query.linear.weight, ..., output.bias
+    mini.load_state_dict({n.replace(".linear", ""): w for n, w in state.items()})
+    x = torch.randn(2, 10, d_model)  # [B, Sq, D]
+    memory = torch.randn(2, 7, d_model)  # [B, Sk, D]
+    with torch.no_grad():
+        self_mini = mini(x, x, causal_mask(10))
+        self_full = full(query=x, key=x, value=x, is_causal=True)
+        cross_mini = mini(x, memory)
+        cross_full = full(query=x, key=memory, value=memory)
+    report.print_differences(
+        {
+            tr("self-attention, causal"): (self_mini, self_full),
+            tr("cross-attention"): (cross_mini, cross_full),
+        }
+    )
+
+
+#| check_minimal()
+
+# !!! tip "Try this"
+#     Build `MinimalMHA` with `heads=1`. The split is then a reshape to one
+#     head, `[B, 1, S, D]`, and the module should be chapter 1's
+#     `attention()` on the three projections, followed by $W^O$. The
+#     function below computes both and prints their largest difference.
+
+
+def try_one_head(d_model: int = 8, seed: int = 0) -> None:
+    torch.manual_seed(seed)
+    mini = MinimalMHA(d_model, heads=1)
+    x = torch.randn(2, 5, d_model)  # [B, S, D]
+    with torch.no_grad():
+        q, k, v = mini.query(x), mini.key(x), mini.value(x)  # [B, S, D]
+        by_hand = mini.output(attention(q, k, v)[0])  # [B, S, D]
+        difference = (mini(x, x) - by_hand).abs().max()
+    print(f"heads=1 against attention(): {difference:.1e}")
+
+
+#| try_one_head()
+
+# !!! tip "Try this"
+#     Heads have no order. Swap heads 0 and 1 in $W^Q$, $W^K$ and $W^V$
+#     (their blocks of rows in each `weight`), and the matching blocks of
+#     columns of $W^O$, and the output should not change; swap them in
+#     $W^Q$, $W^K$, $W^V$ only, and $W^O$ mixes the wrong heads. The
+#     function below prints the largest change of the output both ways.
+
+
+def try_swapping_heads(d_model: int = 8, seed: int = 0) -> None:
+    torch.manual_seed(seed)
+    mini = MinimalMHA(d_model, heads=2)
+    x = torch.randn(2, 5, d_model)  # [B, S, D]
+    half = d_model // 2
+    order = torch.cat([torch.arange(half, d_model), torch.arange(half)])
+    for also_output in (True, False):
+        swapped = MinimalMHA(d_model, heads=2)
+        swapped.load_state_dict(mini.state_dict())
+        with torch.no_grad():
+            for p in (swapped.query, swapped.key, swapped.value):
+                p.weight.copy_(p.weight[order])  # rows: head 1, head 0
+                p.bias.copy_(p.bias[order])
+            if also_output:
+                w_o = swapped.output.weight  # columns: the heads' features
+                w_o.copy_(w_o[:, order])
+            change = (swapped(x, x) - mini(x, x)).abs().max()
+        where = "W^Q, W^K, W^V" + (" and W^O" if also_output else " only")
+        print(f"swapped in {where}: output changes by {change:.1e}")
+
+
+#| try_swapping_heads()
+
+# ## What the full module adds
+#
+# `MultiHeadAttention` is the module the later chapters use. It computes
+# the function of `MinimalMHA`, as the check above shows, and adds what a
+# model that trains and generates needs:
+#
+# * **`key` and `value` as two arguments**, keyword-only, so every call
+#   names its tensors;
+# * **argument checks**: a wrong shape fails at the top of `forward`, in one
+#   line that names the argument, rather than deep inside a product;
+# * **a key/value cache** (`kv_cache`), for generating one token at a time
+#   (the next section);
+# * **a causal flag** (`is_causal`), merged with any mask;
+# * **two paths**: PyTorch's fused `scaled_dot_product_attention` by
+#   default, and chapter 1's `attention()` when the caller asks for the
+#   weights (`need_weights=True`);
+# * **dropout** on the weights, in training;
+# * **a stacked projection** for self-attention while gradients are on.
+#
+# The projections are `PrepareForMultiHeadAttention`s, so the submodules
+# are named `query.linear`, `key.linear`, `value.linear` and `output`, the
+# layout of labml's annotated `MultiHeadAttention`: with the default
+# `bias=True`, a state dict saved from it loads here unchanged. (labml's
+# `bias=False` keeps the value and output biases, which ours drops.)
 
 
 class MultiHeadAttention(nn.Module):
@@ -164,81 +400,12 @@ class MultiHeadAttention(nn.Module):
         self.d_model = d_model
         self.heads = heads
         self.d_k = d_model // heads
-        self.query = PrepareForMultiHeadAttention(d_model, heads, self.d_k, bias)
-        self.key = PrepareForMultiHeadAttention(d_model, heads, self.d_k, bias)
-        self.value = PrepareForMultiHeadAttention(d_model, heads, self.d_k, bias)
+        d_k = self.d_k
+        self.query = PrepareForMultiHeadAttention(d_model, heads, d_k, bias)
+        self.key = PrepareForMultiHeadAttention(d_model, heads, d_k, bias)
+        self.value = PrepareForMultiHeadAttention(d_model, heads, d_k, bias)
         self.output = nn.Linear(d_model, d_model, bias=bias)
         self.dropout = nn.Dropout(dropout)
-
-    def new_cache(
-        self,
-        batch_size: int,
-        max_len: int,
-        *,
-        device: torch.device | None = None,
-        dtype: torch.dtype | None = None,
-    ) -> KVCache:
-        """An empty cache for `batch_size` sequences of up to `max_len` positions."""
-        weight = self.key.linear.weight
-        shape = (batch_size, self.heads, max_len, self.d_k)  # [B, H, M, Dk]
-        options = dict(device=device or weight.device, dtype=dtype or weight.dtype)
-        return KVCache(torch.empty(shape, **options), torch.empty(shape, **options))
-
-    # In self-attention the query, key and value are one tensor `x`, and the
-    # three projections multiply it by three `[D, D]` matrices. Stacked into
-    # one `[3 D, D]` matrix they make a single product whose three blocks of
-    # `D` columns are the queries, keys and values. In training that pays
-    # with two threads and costs about the same with one (`bench/mha.py`,
-    # "ours, fast" against "ours, 3 products"): the backward pass, too, takes
-    # one product for the gradient of `x` and one for the weights instead of
-    # three each, and larger products share out better between cores.
-    #
-    # The parameters stay the three `nn.Linear`s, so the state dict keeps its
-    # layout; `torch.cat` is differentiable, so each weight gets its block of
-    # the gradient. Inference keeps the three products: decoding projects one
-    # token at a time, and for one token the `3 D x D` numbers that
-    # `torch.cat` copies are as many as the product itself reads.
-    def _project_stacked(self, x: torch.Tensor) -> list[torch.Tensor]:
-        batch, seq, _ = x.shape
-        qkv = F.linear(x, *self.stacked_projection())  # [B, S, 3 D]
-        # Three views `[B, S, D]`, each `-> [B, S, H, Dk] -> [B, H, S, Dk]`.
-        return [
-            t.view(batch, seq, self.heads, self.d_k).transpose(1, 2)
-            for t in qkv.split(self.d_model, dim=-1)
-        ]
-
-    def stacked_projection(self) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """The query, key and value weights stacked, `[3 D, D]`, and biases."""
-        parts = (self.query.linear, self.key.linear, self.value.linear)
-        weight = torch.cat([p.weight for p in parts])  # [3 D, D]
-        bias = None if parts[0].bias is None else torch.cat([p.bias for p in parts])
-        return weight, bias
-
-    # The mask and the causal flag become one boolean mask, or stay a flag.
-    #
-    # * Causal with as many queries as keys and no other mask: the flag goes
-    #   to `scaled_dot_product_attention` as is, and the kernels that support
-    #   it skip the masked half without building a mask.
-    # * A single query, as in each decoding step with a cache: aligned to the
-    #   end of the keys, the causal mask allows every key, so nothing is masked.
-    # * Otherwise the causal mask is built, aligned to the end of the keys.
-    #   (The kernel's own flag aligns it to the *start* when the lengths
-    #   differ, which would hide the cached prefix from the new queries.)
-    #   A given mask is combined with it by a logical and.
-    def _merge_masks(
-        self,
-        mask: torch.Tensor | None,
-        is_causal: bool,
-        seq_q: int,
-        seq_k: int,
-        device: torch.device,
-    ) -> tuple[torch.Tensor | None, bool]:
-        if not is_causal or seq_q == 1:
-            return mask, False
-        if mask is None and seq_q == seq_k:
-            return None, True
-        causal = causal_mask(seq_q, seq_k, device=device)  # [Sq, Sk]
-        return (causal if mask is None else causal & mask), False
 
     def forward(
         self,
@@ -264,8 +431,8 @@ class MultiHeadAttention(nn.Module):
         Returns the output `[B, Sq, D]`, or `(output, weights)` with the
         weights `[B, H, Sq, Sk]` when `need_weights=True`.
         """
-        # Bad input fails here, naming the argument, the expected shape and the
-        # one received, rather than deep inside a matrix product.
+        # Bad input fails here, naming the argument, the expected shape and
+        # the one received.
         where = "MultiHeadAttention"
         for name, x in (("query", query), ("key", key), ("value", value)):
             report.check_sequence(where, name, x, self.d_model)
@@ -273,7 +440,8 @@ class MultiHeadAttention(nn.Module):
         report.check_same_batch(where, query=query, key=key, value=value)
         batch, seq_q, _ = query.shape
         # 1. Project and split into heads: `[B, S, D] -> [B, H, S, Dk]`.
-        # Self-attention in training takes one stacked product (see above).
+        # With gradients on, self-attention stacks the three weights into
+        # one product (see the efficiency notes).
         if query is key is value and torch.is_grad_enabled():
             q, k, v = self._project_stacked(query)
         else:
@@ -285,9 +453,8 @@ class MultiHeadAttention(nn.Module):
         if kv_cache is not None:
             k, v = kv_cache.append(k, v)
         # The mask is checked against the full `[B, H, Sq, Sk]`, cached keys
-        # included, then merged with the causal flag as described above. The
-        # fused kernel wants at least two dimensions: a `[Sk]` mask becomes
-        # `[1, Sk]`.
+        # included, then merged with the causal flag. The fused kernel wants
+        # at least two dimensions: a `[Sk]` mask becomes `[1, Sk]`.
         seq_k = k.shape[2]
         if mask is not None:
             report.check_mask(where, mask, (batch, self.heads, seq_q, seq_k))
@@ -299,39 +466,87 @@ class MultiHeadAttention(nn.Module):
             if flag:
                 mask = causal_mask(seq_q, seq_k, device=q.device)
             x, weights = attention(q, k, v, mask, self.dropout)
-        # Otherwise the fused path, `scaled_dot_product_attention`. Since
-        # PyTorch 2.5 it, too, gives a fully masked row zeros.
+        # Otherwise the fused path, `scaled_dot_product_attention`. On CPU,
+        # with boolean masks, it too gives a fully masked row zeros (the
+        # check against PyTorch below shows it).
         else:
             p = self.dropout.p if self.training else 0.0
             x = F.scaled_dot_product_attention(
                 q, k, v, attn_mask=mask, dropout_p=p, is_causal=flag
             )
         # 4. Concatenate the heads, `[B, H, Sq, Dk] -> [B, Sq, H, Dk] ->
-        # [B, Sq, D]`, and mix them with the output projection $W^O$. After
-        # `transpose` the tensor is no longer laid out row by row in memory
-        # (not *contiguous*), so `.view` would raise an error; `reshape`
-        # copies it into order, the same as `.contiguous().view(...)`.
+        # [B, Sq, D]`, and mix them with $W^O$, as in `MinimalMHA`.
         x = x.transpose(1, 2).reshape(batch, seq_q, self.d_model)
         x = self.output(x)
         return (x, weights) if need_weights else x
 
+    # The mask and the causal flag become one boolean mask, or stay a flag
+    # when `scaled_dot_product_attention` can take the flag as it is (the
+    # efficiency notes say when). A single query, as in each decoding step
+    # with a cache, may see every key, so nothing is masked.
+    def _merge_masks(
+        self,
+        mask: torch.Tensor | None,
+        is_causal: bool,
+        seq_q: int,
+        seq_k: int,
+        device: torch.device,
+    ) -> tuple[torch.Tensor | None, bool]:
+        if not is_causal or seq_q == 1:
+            return mask, False
+        if mask is None and seq_q == seq_k:
+            return None, True
+        causal = causal_mask(seq_q, seq_k, device=device)  # [Sq, Sk]
+        return (causal if mask is None else causal & mask), False
+
+    # The stacked projection: the three weights `[D, D]` stacked into one
+    # `[3 D, D]`, one product, and three views of its output.
+    def _project_stacked(self, x: torch.Tensor) -> list[torch.Tensor]:
+        batch, seq, _ = x.shape
+        qkv = F.linear(x, *self.stacked_projection())  # [B, S, 3 D]
+        # Three views `[B, S, D]`, each `-> [B, S, H, Dk] -> [B, H, S, Dk]`.
+        return [
+            t.view(batch, seq, self.heads, self.d_k).transpose(1, 2)
+            for t in qkv.split(self.d_model, dim=-1)
+        ]
+
+    def stacked_projection(self) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """The query, key and value weights stacked, `[3 D, D]`, and biases."""
+        parts = (self.query.linear, self.key.linear, self.value.linear)
+        weight = torch.cat([p.weight for p in parts])  # [3 D, D]
+        if parts[0].bias is None:
+            return weight, None
+        return weight, torch.cat([p.bias for p in parts])  # [3 D]
+
+    def new_cache(
+        self,
+        batch_size: int,
+        max_len: int,
+        *,
+        device: torch.device | None = None,
+        dtype: torch.dtype | None = None,
+    ) -> KVCache:
+        """An empty cache for `batch_size` sequences of up to `max_len`."""
+        weight = self.key.linear.weight
+        shape = (batch_size, self.heads, max_len, self.d_k)  # [B, H, M, Dk]
+        device, dtype = device or weight.device, dtype or weight.dtype
+        return KVCache(
+            torch.empty(shape, device=device, dtype=dtype),
+            torch.empty(shape, device=device, dtype=dtype),
+        )
+
 
 # ## The key/value cache
 #
-# A model that generates text calls attention once per new token, and needs
-# only the newest output. Recomputing the whole prefix at step $t$ projects
-# all $t$ tokens and scores $t \times t$ query-key pairs. Yet the keys and
-# values of old tokens never change (under the causal mask old tokens never
-# see new ones). The cache keeps them, so a step projects only the new token
-# (the same work at every step) and scores it against the $t$ stored keys:
-# attention work that grows as $O(t)$ rather than $O(t^2)$, with the same
-# result.
-#
-# The storage is allocated once, `[B, H, M, Dk]`, and filled in place; growing
-# it with `torch.cat` would allocate and copy the whole prefix at every step.
-# `length` counts the positions filled. Use the cache for inference, under
-# `torch.no_grad()`: with gradients on, its in-place writes would tie all the
-# steps into one autograd graph.
+# A model that writes text one token at a time calls attention once per new
+# token. Under the causal mask an old token never sees a new one, so its key
+# and value do not change, and a cache keeps them: each call then passes
+# only the new positions. `KVCache` holds keys and values `[B, H, M, Dk]`,
+# allocated once by `new_cache`, where `M` is its capacity, `max_len`, and
+# `length` counts the positions filled. A call with `kv_cache` stores its
+# `Sn` new keys and values and attends over all `Sk = length + Sn` of them.
+# [Chapter 5](generate.html) uses the cache to generate text, checks that
+# it gives the same result as recomputing the prefix, and times it.
 
 
 class KVCache:
@@ -354,9 +569,9 @@ class KVCache:
         """Forget the stored positions; the storage is kept for reuse."""
         self.length = 0
 
-    # New positions `[B, H, Sn, Dk]` go to `[length, length + Sn)`; the return
-    # values are views of the filled part, `[B, H, Sk, Dk]` with
-    # $S_k = \text{length} + S_n$, not copies.
+    # New positions `[B, H, Sn, Dk]` go to `[length, length + Sn)`, in place;
+    # the return values are views of the filled part, `[B, H, Sk, Dk]`, not
+    # copies.
     def append(
         self, key: torch.Tensor, value: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -381,9 +596,8 @@ def to_torch_mha(mha: MultiHeadAttention) -> nn.MultiheadAttention:
     """A `torch.nn.MultiheadAttention` (batch first) holding `mha`'s weights."""
     bias = mha.output.bias is not None
     weight = mha.output.weight
-    ref = nn.MultiheadAttention(mha.d_model, mha.heads, bias=bias, batch_first=True).to(
-        device=weight.device, dtype=weight.dtype
-    )
+    ref = nn.MultiheadAttention(mha.d_model, mha.heads, bias=bias, batch_first=True)
+    ref = ref.to(device=weight.device, dtype=weight.dtype)
     with torch.no_grad():
         in_weight, in_bias = mha.stacked_projection()  # [3 D, D], [3 D]
         ref.in_proj_weight.copy_(in_weight)
@@ -414,11 +628,12 @@ def check_against_pytorch(seed: int = 0) -> list[report.CheckRow]:
     ids = torch.randint(1, 9, (batch, seq))  # token ids, 0 = padding
     ids[1, : seq // 2] = 0  # sequence 1: the first half is left padding
     causal = causal_mask(seq)  # [S, S]
+    left_padded = causal & padding_mask(ids, pad_id=0)
     cases = [
-        ("self, causal mask", x, x, causal, {}),
-        ("self, is_causal=True", x, x, None, {"is_causal": True}),
-        ("cross, padding", x, memory, padding_mask(memory_lengths), {}),
-        ("left padding, no key", x, x, causal & padding_mask(ids, pad_id=0), {}),
+        (tr("self, causal mask"), x, x, causal, {}),
+        (tr("self, is_causal=True"), x, x, None, {"is_causal": True}),
+        (tr("cross, padding"), x, memory, padding_mask(memory_lengths), {}),
+        (tr("left padding, no key"), x, x, left_padded, {}),
     ]
     rows = []
     with torch.no_grad():
@@ -428,7 +643,7 @@ def check_against_pytorch(seed: int = 0) -> list[report.CheckRow]:
                 query=q, key=kv, value=kv, mask=mask, need_weights=True, **flag
             )
             # PyTorch wants a `[B * H, Sq, Sk]` mask; ours broadcasts to
-            # `[B, H, Sq, Sk]`, so expand it and merge the first two dimensions.
+            # `[B, H, Sq, Sk]`: expand it, merge the first two dimensions.
             seq_k = kv.shape[1]
             full = causal if mask is None else mask
             full = full.expand(batch, ours.heads, seq, seq_k)
@@ -458,9 +673,9 @@ def check_against_pytorch(seed: int = 0) -> list[report.CheckRow]:
     return rows
 
 
-# The largest absolute differences. For scale, `largest output` is the
-# largest value PyTorch's output holds, and the last column counts the
-# queries to which PyTorch gave NaN:
+# The largest absolute differences. For scale, the column *largest output*
+# gives the largest value PyTorch's output holds, and the last column counts
+# the queries to which PyTorch gave NaN:
 
 #| print(report.format_check_table(check_against_pytorch()))
 
@@ -473,10 +688,43 @@ def check_against_pytorch(seed: int = 0) -> list[report.CheckRow]:
 # from adding the same numbers in another order, and no more. (The tests in
 # `tests/test_mha.py` go further: more masks, float64, gradients, the cache.)
 
+# ## Efficiency notes
+#
+# **The stacked projection.** The switch is grad mode,
+# `torch.is_grad_enabled()`, not `.train()`: with gradients on,
+# self-attention (one tensor object passed as `query`, `key` and `value`)
+# is projected by one product with the three weights stacked `[3 D, D]`,
+# and its backward pass takes one product for the gradient of `x` and one
+# for the weights, instead of three of each. The parameters stay three
+# `nn.Linear`s, so the state dict keeps its layout, and `torch.cat` passes
+# each weight its block of the gradient (`tests/test_mha.py` checks that
+# output and gradients are those of three products). With gradients off
+# the three products stay: for one new token, the `3 D × D` numbers that
+# `torch.cat` would copy are as many as the product itself reads. Whether
+# stacking is faster depends on the machine and its threads:
+# `bench/mha.py` times both ("ours, fast" against "ours, 3 products").
+#
+# **The causal flag.** `scaled_dot_product_attention(is_causal=True)`
+# aligns its causal mask to the *start* of the keys when there are more
+# keys than queries (its documentation builds the mask with
+# `torch.ones(Sq, Sk).tril(diagonal=0)`), which would hide a cached prefix
+# from the new queries. So the module passes the flag on only when queries and
+# keys have the same length and no other mask is given; otherwise it
+# builds the mask, aligned to the end of the keys (chapter 1's
+# `causal_mask`), and combines it with the given one by a logical and.
+
+# ## Next
+#
+# [The transformer layer](layers.html) puts `MultiHeadAttention` into a
+# layer with a feed-forward network, residual connections and LayerNorm,
+# and uses cross-attention to let one sequence read another.
+
 # `python mha.py` runs the demonstrations.
 
 if __name__ == "__main__":
-    print("Heads as column blocks of one projection:\n")
-    heads_as_blocks()
+    print("Two heads built by hand, their outputs side by side:\n")
+    print_toy_concat()
+    print("\nMinimalMHA against MultiHeadAttention:\n")
+    check_minimal()
     print("\nLargest difference from torch.nn.MultiheadAttention (float32):\n")
     print(report.format_check_table(check_against_pytorch()))

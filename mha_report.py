@@ -86,6 +86,26 @@ def format_scaling_table(rows: list[ScalingRow]) -> str:
     return markdown_table(header, cells, align="r" * len(header))
 
 
+def print_blocks(
+    weight: torch.Tensor, block: torch.Tensor, together: torch.Tensor, difference: float
+) -> None:
+    """What `heads_as_blocks` found: the shapes, and the largest difference."""
+    heads = weight.shape[0] // block.shape[0]
+    print(
+        f"weight {list(weight.shape)} -> {heads} blocks of {list(block.shape)};", end=""
+    )
+    print(f" output {list(together.shape)}")
+    eps = torch.finfo(torch.float32).eps
+    print(f"largest difference: {difference:.1e}; float32 steps near 1 are", end=" ")
+    print(f"{eps:.1e} apart")
+
+
+def print_differences(pairs: dict[str, tuple[torch.Tensor, torch.Tensor]]) -> None:
+    """One line per named pair of tensors: the largest absolute difference."""
+    for name, (a, b) in pairs.items():
+        print(f"{name}: {tr('largest difference')} {(a - b).abs().max().item():.1e}")
+
+
 def format_check_table(rows: list[CheckRow]) -> str:
     """The comparison with PyTorch as a Markdown table of largest differences."""
     header = [tr("case"), tr("fused path"), tr("explicit path"), tr("weights")]
@@ -160,6 +180,33 @@ def draw_heatmaps(
         ax.set_xlabel(xlabel or tr("key"))
     axes[0][0].set_ylabel(ylabel or tr("query"))
     fig.colorbar(image, ax=list(axes[0]), shrink=0.8, label=tr("weight"))
+
+
+def draw_two_heads(panels: dict[str, torch.Tensor], words: list[str]) -> None:
+    """Two small heatmaps side by side, each weight written in its cell.
+
+    Sized to be read on a phone: under 5 inches wide, ticks at 11 pt.
+    """
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.6, 2.7), layout="compressed")
+    for ax, (title, weights) in zip(axes, panels.items(), strict=True):
+        shown = weights.detach().float()
+        ax.imshow(shown, vmin=0, vmax=1, cmap="viridis")
+        for (i, j), value in zip(
+            torch.cartesian_prod(*map(torch.arange, shown.shape)).tolist(),
+            shown.flatten().tolist(),
+            strict=True,
+        ):
+            colour = "black" if value > 0.6 else "white"
+            ax.text(j, i, f"{value:.2f}", ha="center", va="center", color=colour,
+                    fontsize=9.5)  # fmt: skip
+        ax.set_title(title, fontsize=11)
+        ax.set_xticks(range(len(words)), words, fontsize=11, rotation=45)
+        ax.set_yticks(range(len(words)), words, fontsize=11)
+        ax.set_xlabel(tr("key"), fontsize=11)
+    axes[0].set_ylabel(tr("query"), fontsize=11)
+    axes[1].tick_params(labelleft=False)
 
 
 def plot_scaling(rows: list[ScalingRow]) -> None:

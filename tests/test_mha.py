@@ -9,17 +9,24 @@ from pathlib import Path
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 from attention import (
     causal_mask,
     padding_mask,
 )
 from mha import (
+    TOY_HEADS,
+    TOY_X,
+    W_O,
+    W_V,
     KVCache,
+    MinimalMHA,
     MultiHeadAttention,
     PrepareForMultiHeadAttention,
     check_against_pytorch,
     to_torch_mha,
+    toy_heads,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -115,7 +122,7 @@ def test_without_bias_matches_torch(explicit):
 
 @pytest.mark.parametrize("seq_k", [11, 15], ids=["self", "cross"])
 def test_matches_labml_nn(monkeypatch, seq_k):
-    labml_tracker = pytest.importorskip("labml.tracker")
+    import labml.tracker as labml_tracker
     # labml-nn 0.5.1 calls labml.tracker.debug, which labml 0.5.3 removed.
     monkeypatch.setattr(labml_tracker, "debug", lambda *a, **k: None, raising=False)
     from labml_nn.transformers.mha import MultiHeadAttention as LabmlMHA
@@ -315,6 +322,134 @@ def test_dropout_only_in_training():
         mha.train()
         c, _ = run(mha, x, explicit=explicit)
         assert not torch.allclose(a, c)
+
+
+def minimal_like(mha: MultiHeadAttention) -> MinimalMHA:
+    """A `MinimalMHA` holding `mha`'s weights (its names without `.linear`)."""
+    mini = MinimalMHA(mha.d_model, mha.heads).to(mha.output.weight.dtype)
+    state = {n.replace(".linear", ""): w for n, w in mha.state_dict().items()}
+    mini.load_state_dict(state)
+    return mini
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_minimal_module_equals_the_full_one_and_pytorch(dtype):
+    mha = make_mha(dtype)
+    mini = minimal_like(mha)
+    ref = to_torch_mha(mha)
+    torch.manual_seed(2)
+    x = torch.randn(3, 9, D_MODEL, dtype=dtype)
+    memory = torch.randn(3, 13, D_MODEL, dtype=dtype)
+    pad = padding_mask(torch.tensor([13, 8, 1]))  # [B, 1, 1, Sk]
+    tol = TOLERANCE[dtype]
+    with torch.no_grad():
+        ours = mini(x, x, causal_mask(9))
+        torch.testing.assert_close(
+            ours, mha(query=x, key=x, value=x, is_causal=True), atol=tol, rtol=0
+        )
+        expected, _ = ref(x, x, x, attn_mask=~causal_mask(9))
+        torch.testing.assert_close(ours, expected, atol=tol, rtol=0)
+        cross = mini(x, memory, pad)
+        full = mha(query=x, key=memory, value=memory, mask=pad)
+        torch.testing.assert_close(cross, full, atol=tol, rtol=0)
+        expected, _ = ref(x, memory, memory, key_padding_mask=~pad[:, 0, 0])
+        torch.testing.assert_close(cross, expected, atol=tol, rtol=0)
+
+
+def test_minimal_module_with_one_head_is_attention_on_the_projections():
+    torch.manual_seed(0)
+    mini = MinimalMHA(8, heads=1)
+    x = torch.randn(2, 5, 8)
+    with torch.no_grad():
+        q, k, v = mini.query(x), mini.key(x), mini.value(x)
+        # PyTorch's own attention on the projections, then W^O.
+        expected = mini.output(F.scaled_dot_product_attention(q, k, v))
+        torch.testing.assert_close(mini(x, x), expected, atol=1e-6, rtol=0)
+
+
+def test_heads_swapped_everywhere_leave_the_output_unchanged():
+    torch.manual_seed(0)
+    mini, swapped, partly = (MinimalMHA(8, heads=2) for _ in range(3))
+    for other in (swapped, partly):
+        other.load_state_dict(mini.state_dict())
+    order = torch.cat([torch.arange(4, 8), torch.arange(4)])
+    with torch.no_grad():
+        for module in (swapped, partly):
+            for p in (module.query, module.key, module.value):
+                p.weight.copy_(p.weight[order])
+                p.bias.copy_(p.bias[order])
+        swapped.output.weight.copy_(swapped.output.weight[:, order])
+        x = torch.randn(2, 5, 8)
+        torch.testing.assert_close(swapped(x, x), mini(x, x), atol=1e-6, rtol=0)
+        assert (partly(x, x) - mini(x, x)).abs().max() > 0.1
+
+
+def test_view_cannot_merge_the_heads_after_transpose():
+    x = torch.randn(2, 4, 5, 3).transpose(1, 2)  # [B, H, Sq, Dk] -> [B, Sq, H, Dk]
+    with pytest.raises(RuntimeError, match="view"):
+        x.view(2, 5, 12)
+    assert torch.equal(x.reshape(2, 5, 12), x.contiguous().view(2, 5, 12))
+
+
+def toy_scores(w_q, w_k):
+    q, k = TOY_X @ w_q, TOY_X @ w_k
+    return q @ k.T / q.shape[-1] ** 0.5
+
+
+def test_toy_head_0_is_chapter_1_and_head_1_reads_the_word_before():
+    from attention import TOY_KEYS, TOY_QUERIES, TOY_VALUES
+
+    (w_q0, w_k0), (w_q1, w_k1) = TOY_HEADS
+    assert torch.equal(TOY_X @ w_q0, TOY_QUERIES)
+    assert torch.equal(TOY_X @ w_k0, TOY_KEYS)
+    assert torch.equal(TOY_X @ W_V, TOY_VALUES)
+    weights, concat = toy_heads()
+    # Compared with PyTorch's softmax of the scaled scores.
+    for w, (w_q, w_k) in zip(weights, TOY_HEADS, strict=True):
+        torch.testing.assert_close(w, torch.softmax(toy_scores(w_q, w_k), dim=-1))
+    # Head 0: cats and mice on chase; chase on the two nouns, equally.
+    assert weights[0][[0, 3]].argmax(-1).tolist() == [1, 1]
+    assert weights[0][1, 0] == weights[0][1, 3] > 0.4
+    # Head 1: each word on the one before (cats, the first, on itself).
+    assert weights[1].argmax(-1).tolist() == [0, 0, 1, 2]
+    assert (weights[1].amax(-1) > 0.85).all()
+    assert concat.shape == (4, 6)
+    # After W^O, mice holds an action (head 0) and an adjective (head 1).
+    mixed = concat @ W_O
+    assert mixed[3, 1] > 0.8 and mixed[3, 2] > 0.8
+
+
+def test_one_head_given_both_heads_features_splits_where_they_disagree():
+    import mha
+
+    (w_q0, w_k0), (w_q1, w_k1) = TOY_HEADS
+    q = torch.cat([TOY_X @ w_q0, TOY_X @ w_q1], dim=-1)
+    k = torch.cat([TOY_X @ w_k0, TOY_X @ w_k1], dim=-1)
+    # Its scores are the two heads' scores added (over sqrt(4), not sqrt(2)).
+    summed = (toy_scores(w_q0, w_k0) + toy_scores(w_q1, w_k1)) * 2**0.5 / 2
+    torch.testing.assert_close(q @ k.T / 2, summed)
+    _, weights = mha.attention(q, k, TOY_X @ W_V)
+    torch.testing.assert_close(weights, torch.softmax(summed, dim=-1))
+    # cats: itself and chase; mice: chase and small; about half on each.
+    for row, pair in ((0, [0, 1]), (3, [1, 2])):
+        top = weights[row].topk(2)
+        assert sorted(top.indices.tolist()) == pair
+        assert (top.values > 0.4).all() and (top.values < 0.6).all()
+
+
+def test_labml_state_dict_without_bias_keeps_biases_ours_drops(monkeypatch):
+    import labml.tracker as labml_tracker
+    monkeypatch.setattr(labml_tracker, "debug", lambda *a, **k: None, raising=False)
+    from labml_nn.transformers.mha import MultiHeadAttention as LabmlMHA
+
+    theirs = LabmlMHA(HEADS, D_MODEL, dropout_prob=0.0, bias=False)
+    with pytest.raises(RuntimeError, match="value.linear.bias.*output.bias"):
+        MultiHeadAttention(D_MODEL, HEADS, bias=False).load_state_dict(
+            theirs.state_dict()
+        )
+    MultiHeadAttention(D_MODEL, HEADS).load_state_dict(
+        LabmlMHA(HEADS, D_MODEL, dropout_prob=0.0).state_dict()
+    )
 
 
 def test_prepare_splits_heads():
