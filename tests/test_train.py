@@ -18,9 +18,10 @@ import torch
 
 import generate
 import train
+from trainkit import cli, session
 from trainkit.checkpoints import load_checkpoint, save_checkpoint
 from trainkit.cli import field_comments
-from trainkit.corpus import cached_corpus, convert_play, play_files
+from trainkit.corpus import cached_corpus, convert_play, encode_all, play_files
 from trainkit.records import Metrics
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -130,6 +131,23 @@ def test_vocab_round_trip_and_unknown_character():
     assert vocab.chars == "".join(sorted(set("to be, or not to be")))
     with pytest.raises(train.RunError, match=r"'Z' \(U\+005A\)"):
         vocab.encode("to bZ", "--prompt")
+
+
+def test_fast_encoding_gives_the_dictionary_ids(corpus):
+    # `train` encodes the corpus with `encode_all`; the page teaches
+    # `Vocab.encode`. On a slice of the plays, and on an unknown character,
+    # they agree.
+    vocab = train.Vocab.of(corpus)
+    text = corpus[:50_000] + corpus[-50_000:]
+    fast = encode_all(text, vocab.chars)
+    assert fast.dtype == torch.int64
+    assert torch.equal(fast, vocab.encode(text))
+    assert [vocab.stoi[c] for c in "ROMEO:"] == encode_all(
+        "ROMEO:", vocab.chars
+    ).tolist()
+    for encode in (vocab.encode, lambda t: encode_all(t, vocab.chars)):
+        with pytest.raises(train.RunError, match=r"'ж' \(U\+0436\)"):
+            encode("a ж b")
 
 
 def test_split_is_contiguous_and_checks_length():
@@ -426,7 +444,7 @@ def test_help_lists_every_field_with_default_and_meaning(capsys):
 def test_cli_overrides_fields_of_the_preset():
     argv = ["--preset", "tiny", "--n_layer", "3", "--lr", "1e-3", "--no-bf16"]
     argv += ["--d-model", "48"]
-    cfg = train.parse_config(argv, train.Config, train.PRESETS, "cpu", prog="t",
+    cfg = cli.parse_config(argv, train.Config, train.PRESETS, "cpu", prog="t",
                              description="")  # fmt: skip
     assert cfg == replace(train.PRESETS["tiny"], n_layer=3, lr=1e-3, d_model=48)
 
@@ -550,7 +568,7 @@ def test_missing_and_corrupt_checkpoints_are_named(tmp_path, in_tmp, small_text)
     # A real checkpoint, cut in half as by a full disk.
     model = tiny_model()
     path = tmp_path / "ckpt.pt"
-    state = train.checkpoint(
+    state = session.checkpoint(
         model, train.make_optimizer(model, train.PRESETS["tiny"]),
         train.PRESETS["tiny"], train.Vocab("abcdefghijk"), 1, 0.0, {},
     )  # fmt: skip
@@ -639,7 +657,7 @@ def test_recorded_sample_settings_are_the_cli_defaults():
     # The page says the sample command's defaults drew the recorded sample.
     run = json.loads((ROOT / "runs" / "cpu" / "run.json").read_text())
     given = dict(zip(run["sample_args"][::2], run["sample_args"][1::2], strict=True))
-    defaults = train.parse_sample([])
+    defaults = cli.parse_sample([])
     assert float(given["--temperature"]) == defaults.temperature
     assert int(given["--top-k"]) == defaults.top_k
     assert int(given["--seed"]) == defaults.seed
@@ -647,5 +665,5 @@ def test_recorded_sample_settings_are_the_cli_defaults():
 
 def test_heads_passage_is_validation_text(corpus):
     cut = int(len(corpus) * (1 - train.PRESETS["cpu"].val_fraction))
-    assert train.PASSAGE in corpus[cut:] and train.PASSAGE not in corpus[:cut]
-    assert len(train.PASSAGE) <= train.PRESETS["cpu"].context
+    assert generate.PASSAGE in corpus[cut:] and generate.PASSAGE not in corpus[:cut]
+    assert len(generate.PASSAGE) <= train.PRESETS["cpu"].context

@@ -215,3 +215,42 @@ def utf8_output() -> None:
             stream.reconfigure(encoding="utf-8", errors=stream.errors)
         if stream.errors == "strict":
             stream.reconfigure(errors="backslashreplace")
+
+
+TRAIN_USAGE = """Train a character-level transformer on Shakespeare's plays, or on
+--data FILE. Every field of the configuration is an option; --preset picks the
+values the others start from. To sample: python train.py sample --help
+
+--resume continues the run in --out from its checkpoint. A checkpoint already
+at --steps leaves nothing to do: the run says so and exits with status 0; one
+past --steps is an error (status 1). Neither writes anything."""
+
+
+def sample(argv: Sequence[str], load_model) -> None:
+    """`python train.py sample`: continue `--prompt` with the model that
+    `load_model(path, device)` reads, printing each character as it is drawn,
+    on one thread (decoding is a chain of tiny operations)."""
+    from pathlib import Path
+
+    import torch
+
+    from generate import generate  # the sampler of the next chapter
+    from trainkit.checkpoints import newest_checkpoint
+
+    args = parse_sample(argv)
+    path = Path(args.checkpoint) if args.checkpoint else newest_checkpoint(Path("out"))
+    torch.set_num_threads(1)
+    model, vocab = load_model(path, torch.device(args.device))
+    prompt = vocab.encode(args.prompt, "--prompt")
+    rng = torch.Generator().manual_seed(args.seed)
+    print(args.prompt, end="", flush=True)
+    for token in generate(
+        model,
+        prompt,
+        args.tokens,
+        temperature=args.temperature,
+        top_k=args.top_k or None,
+        rng=rng,
+    ):
+        print(vocab.chars[token], end="", flush=True)
+    print()

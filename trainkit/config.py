@@ -12,6 +12,8 @@ import math
 from collections.abc import Mapping
 from typing import get_type_hints
 
+from trainkit import RunError
+
 COUNTS = ("n_layer", "n_head", "d_model", "context", "batch_size", "steps")
 COUNTS += ("eval_interval", "eval_batches", "log_interval")
 
@@ -99,3 +101,22 @@ def config_from_dict(cls: type, values: object):
             raise ValueError(f"--{f.name} must be {expected}, got {shown(value)}")
         given[f.name] = value
     return cls(**given)
+
+
+def check_text_length(length: int, cfg, name: str) -> None:
+    """Refuse a text too short for `train.split`: each of its two parts must
+    hold one window, `context` characters and the one that follows."""
+
+    def cut(n: int) -> int:  # train.split's cut
+        return int(n * (1 - cfg.val_fraction))
+
+    need = cfg.context + 1
+    if need <= cut(length) <= length - need:
+        return
+    # The shortest length that passes (the cut rounds down, so search).
+    shortest = next(n for n in range(2 * need, 2**62) if need <= cut(n) <= n - need)
+    raise RunError(
+        f"{name} has {length} characters, too short for --context "
+        f"{cfg.context}: the training and validation parts (--val_fraction "
+        f"{cfg.val_fraction}) each need {need}, so it needs at least {shortest}"
+    )

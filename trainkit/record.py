@@ -29,6 +29,10 @@ from pathlib import Path
 
 import torch
 
+from trainkit.checkpoints import load_checkpoint
+from trainkit.corpus import read_text
+from trainkit.session import model_file
+
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ["--prompt", "ROMEO:", "--tokens", "500", "--temperature", "0.8"]
 SAMPLE += ["--top-k", "40", "--seed", "0"]
@@ -49,15 +53,12 @@ def main(argv: list[str]) -> None:
     wall = time.perf_counter() - began
     if result.returncode != 0:
         sys.exit(f"trainkit.record: training failed:\n{result.stderr}")
-    sys.path.insert(0, str(ROOT))
-    import train
-
-    state = train.load_checkpoint(work / "ckpt.pt")
-    text, _ = train.read_text(state["config"]["data"], ROOT / "data")
+    state = load_checkpoint(work / "ckpt.pt")
+    text, _ = read_text(state["config"]["data"], ROOT / "data")
     staged = folder.with_name(folder.name + ".new")
     shutil.rmtree(staged, ignore_errors=True)
     staged.mkdir(parents=True)
-    torch.save(train.model_file(state), staged / "model.pt")
+    torch.save(model_file(state), staged / "model.pt")
     for name in ("metrics.jsonl", "loss.png"):
         shutil.copy(work / name, staged / name)
     (staged / "train.log").write_text(result.stdout, encoding="utf-8")

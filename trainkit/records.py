@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from literate.words import tr  # the figure's words in the page's language
@@ -133,17 +133,21 @@ def plot_losses(metrics: Metrics, path: Path, title: str = "") -> None:
         plt.close(fig)
 
 
-def loss_figure(metrics: Metrics, title: str = "", baseline: float | None = None):
+def loss_figure(
+    metrics: Metrics,
+    title: str = "",
+    baselines: Sequence[tuple[str, float]] = (),
+):
     """Training-batch loss, and evaluated train and validation loss, by step.
 
-    `baseline`, if given, is drawn as a dashed line: the uniform model's loss,
-    ln N for a vocabulary of N characters.
+    `baselines` are `(label, loss)` pairs, each drawn as a dashed line
+    labelled at the right: the page's uniform and n-gram losses.
     """
     import matplotlib.pyplot as plt
 
     batches = [r for r in metrics.records if "loss" in r]
     evals = metrics.evaluations()
-    fig, ax = plt.subplots(figsize=(7, 4), dpi=100)
+    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=100)
     ax.plot(
         [r["step"] for r in batches],
         [r["loss"] for r in batches],
@@ -164,16 +168,17 @@ def loss_figure(metrics: Metrics, title: str = "", baseline: float | None = None
             zorder=4,
             label=names[key],
         )
-    if baseline is not None:
-        ax.axhline(baseline, color="tab:red", linestyle="--", linewidth=1)
+    for label, value in baselines:
+        ax.axhline(value, color="tab:red", linestyle="--", linewidth=1)
         ax.annotate(
-            tr("uniform: ln N = {n}").format(n=f"{baseline:.2f}"),
-            (ax.get_xlim()[1], baseline),
-            xytext=(-4, -4),
+            f"{label}: {value:.2f}",
+            (ax.get_xlim()[1], value),
+            xytext=(-4, -3),
             textcoords="offset points",
             ha="right",
             va="top",
             color="tab:red",
+            fontsize=9,
         )
     ax.set_xlabel(tr("step"))
     ax.set_ylabel(tr("cross-entropy (nats per character)"))

@@ -1,0 +1,160 @@
+"""What `train.py`'s page prints about its recorded runs, in tables.
+
+The recorded run of the `cpu` preset lies in `runs/cpu/` (written by
+`python -m trainkit.record runs/cpu`), the ablation table in
+`runs/ablations/` (`python -m trainkit.ablations runs/ablations`). These
+functions read them and print Markdown tables, every word through `tr` so a
+translated page prints them in its language. Formatting only: what the
+numbers mean is on the page.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shlex
+from pathlib import Path
+
+from literate.words import tr
+from mha_report import markdown_table
+from trainkit.baselines import ngram_losses
+from trainkit.corpus import encode_all, read_text
+from trainkit.records import Metrics, loss_figure
+
+ROOT = Path(__file__).resolve().parent.parent
+RECORDED = ROOT / "runs" / "cpu"
+ABLATIONS = ROOT / "runs" / "ablations"
+
+
+def run_record(folder: Path = RECORDED) -> tuple[dict, list[dict]]:
+    """`run.json` and every record of `metrics.jsonl`."""
+    run = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+    records = Metrics.resume(folder / "metrics.jsonl", step=math.inf).records
+    return run, records
+
+
+def show_sample(folder: Path = RECORDED) -> None:
+    """The recorded sample, after the command and settings that produced it."""
+    run = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+    args = [shlex.quote(a) for a in run["sample_args"]]
+    pairs = [" ".join(args[i : i + 2]) for i in range(0, len(args), 2)]
+    print("python train.py sample \\\n    " + " \\\n    ".join(pairs))
+    print()
+    print((folder / "sample.txt").read_text(encoding="utf-8"))
+
+
+def baselines(cfg, split) -> list[tuple[str, float]]:
+    """The uniform, unigram, bigram and trigram losses on `cfg`'s validation
+    text, split by `split` (train.py's): `(label, nats)` each."""
+    text, name = read_text(cfg.data, ROOT / "data")
+    chars = "".join(sorted(set(text)))
+    train_ids, val_ids = split(encode_all(text, chars, name), cfg, name)
+    grams = ngram_losses(train_ids.numpy(), val_ids.numpy(), len(chars))
+    names = [tr("unigram counts"), tr("bigram counts"), tr("trigram counts")]
+    rows = [(tr("uniform, N = {n}").format(n=len(chars)), math.log(len(chars)))]
+    return rows + [(label, g.nats) for label, g in zip(names, grams, strict=True)]
+
+
+def loss_table(counted: list[tuple[str, float]], folder: Path = RECORDED) -> None:
+    """The baselines, then the recorded run's losses, in nats, bits and e^loss."""
+    run, records = run_record(folder)
+    evals = [r for r in records if "val" in r]
+    first, last = evals[0], evals[-1]
+    batch = next(r for r in records if "loss" in r)
+    step, steps = tr("step {step}, {split}"), tr("steps 1-{step}, {split}")
+    train, val = tr("training"), tr("validation")
+    rows = [
+        *counted,
+        (step.format(step=first["step"], split=val), first["val"]),
+        (steps.format(step=batch["step"], split=train), batch["loss"]),
+        (step.format(step=last["step"], split=train), last["train"]),
+        (step.format(step=last["step"], split=val), last["val"]),
+    ]
+    cells = [
+        [what, f"{nats:.3f}", f"{nats / math.log(2):.3f}", f"{math.exp(nats):.2f}"]
+        for what, nats in rows
+    ]
+    header = [tr("loss of"), tr("nats"), tr("bits"), "e^loss"]
+    print(markdown_table(header, cells, align="lrrr"))
+
+
+def trigram_margin(counted: list[tuple[str, float]], folder: Path = RECORDED) -> None:
+    """How far the recorded model's last validation loss is below the trigram's."""
+    _, records = run_record(folder)
+    last = [r for r in records if "val" in r][-1]
+    trigram = counted[-1][1]
+    line = tr("trigram counts minus the model at step {step}: {d} nats per character")
+    print(line.format(step=last["step"], d=f"{trigram - last['val']:.3f}"))
+
+
+def run_facts(folder: Path = RECORDED) -> None:
+    """How much text the recorded run saw, its time, and the train/val gap."""
+    run, records = run_record(folder)
+    evals = [r for r in records if "val" in r]
+    last = evals[-1]
+    cfg = run["config"]
+    seen = last["step"] * cfg["batch_size"] * cfg["context"]
+    train_chars = int(run["characters"] * (1 - cfg["val_fraction"]))
+    minutes, seconds = divmod(round(run["wall_seconds"]), 60)
+    gaps = " → ".join(f"{r['val'] - r['train']:.2f}" for r in evals[::4] + [last])
+    facts = [
+        [tr("characters trained on"), f"{seen:,}"],
+        [tr("characters of training text"), f"{train_chars:,}"],
+        [tr("passes over the training text"), f"{seen / train_chars:.2f}"],
+        [
+            tr("validation minus training loss, steps {steps}").format(
+                steps=", ".join(str(r["step"]) for r in evals[::4] + [last])
+            ),
+            gaps,
+        ],
+        [tr("wall time, whole command"), f"{minutes} min {seconds:02d} s"],
+        [tr("time in the loop"), f"{last['time']:.0f} s"],
+        [tr("threads / cores"), f"{run['threads']} / {run['cpus']}"],
+    ]
+    print(markdown_table([tr("the run"), tr("value")], facts, align="lr"))
+
+
+def loss_curve(counted: list[tuple[str, float]], folder: Path = RECORDED):
+    """The recorded run's curve, with a dashed line per baseline."""
+    metrics = Metrics.resume(folder / "metrics.jsonl", step=math.inf)
+    return loss_figure(metrics, "", baselines=counted)
+
+
+def ablation_table(folder: Path = ABLATIONS) -> None:
+    """The recorded ablations: each variant's losses, the difference from the
+    baseline, and the command that recorded them."""
+    from trainkit.ablations import ablation_rows
+
+    if not (folder / "results.json").exists():
+        print(tr("not recorded yet"))
+        return
+    rows = ablation_rows(folder)
+    cells = []
+    for row in rows:
+        delta = "" if row.delta is None or row.name == "baseline" else row.delta
+        cells.append(
+            [
+                f"`{row.name}`",
+                " ".join(row.flags) or "",
+                f"{row.train:.3f}",
+                f"{row.val:.3f}",
+                f"{delta:+.3f}" if delta != "" else "",
+            ]
+        )
+    header = [tr("variant"), tr("flags"), tr("train"), tr("val"), tr("val − baseline")]
+    print(markdown_table(header, cells, align="llrrr"))
+
+
+def ablation_budget(folder: Path = ABLATIONS) -> None:
+    """The command that recorded the ablation table, and each run's budget."""
+    if not (folder / "results.json").exists():
+        print("python -m trainkit.ablations runs/ablations")
+        return
+    results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+    steps = results["runs"][0]["evaluations"][-1]["step"]
+    print("python -m trainkit.ablations runs/ablations")
+    print(
+        tr("each run: the cpu preset for {steps} steps, on one thread").format(
+            steps=steps
+        )
+    )
