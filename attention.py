@@ -29,7 +29,7 @@ position hands on when it is found.
 Before the transformer, sequence models were mostly recurrent: they read one
 position after another, so what position 1 holds reaches position $n$ through
 $n - 1$ steps, and the steps cannot run at the same time. Table 1 of the paper
-compares the two kinds of layer for $n$ positions of width $d$. A
+compares, among other layers, the two kinds for $n$ positions of width $d$. A
 self-attention layer joins any two positions in one step (a longest path of
 $O(1)$, against $O(n)$) and needs $O(1)$ sequential operations, against $O(n)$.
 Its work per layer is $O(n^2 d)$, against $O(n d^2)$ for a recurrent layer, so
@@ -109,7 +109,7 @@ TOY_VALUES = torch.tensor(  # [S, 3], each row [noun, action, adjective]
 #| print(report.matrix_table(TOY_QUERIES @ TOY_KEYS.T, WORDS, WORDS, digits=0))
 
 # Attention divides the scores by $\sqrt{d_k}$, the square root of the
-# number of features ($d_k = 2$ here; [why scale](#why-scale-by), right after
+# number of features ($d_k = 2$ here; [why scale](#why-scale-by-1-sqrt-d_k), right after
 # the function, says why), and takes the softmax of each row,
 # $\mathrm{softmax}(s)_j = e^{s_j} / \sum_k e^{s_k}$: the weights $A$. Every
 # row sums to one (the last column).
@@ -292,7 +292,7 @@ def softmax_sharpens() -> None:
 #
 # which carries the factor $p_j$: a key with almost no weight gets almost no
 # gradient on its score, and neither does the key itself, whose gradient is
-# $\partial L / \partial s_j$ times the query.
+# proportional to $\partial L / \partial s_j$.
 
 
 def softmax_backward(p: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
@@ -365,22 +365,26 @@ def scaling_experiment(
 # Measured when this page was built, with the defaults above. Read the row
 # $d_k = 64$. Unscaled, the variance of the scores is about $d_k$, the
 # largest weight is far above the scaled one, and the gradient reaches a few
-# of the 16 keys; scaled, the variance stays about $1$ and about half the
-# keys share the gradient, at every width. The last two columns show what
-# scaling does *not* do: it does not make the gradient that reaches the query
-# larger. That gradient is larger unscaled (part of the reason is in the
-# code: the scaled one carries the factor $c = 1/\sqrt{d_k}$).
+# of the 16 keys; scaled, the variance stays about $1$, several times as
+# many keys share the gradient, and neither moves with the width. The last
+# two columns show what scaling does *not* do: it does not make the gradient
+# that reaches the query larger. That gradient is larger unscaled (part of
+# the reason is in the code: the scaled one carries the factor
+# $c = 1/\sqrt{d_k}$).
+#
+# So the table does not say that an unscaled model cannot learn: its
+# gradients are not small. (The paper, in §3.2.1, suspects that large dot
+# products leave the softmax with extremely small gradients; measured at the
+# query they are not, but they reach fewer keys.) Nor does the table say
+# anything about training: it holds at initialisation, for components of
+# variance $1$, and training changes the queries and keys. What it shows is
+# what the scale keeps fixed: the softmax's temperature, and with it how
+# many keys share the gradient at the start, stay the same whatever the
+# width of the head; unscaled, a wide head starts out training the few keys
+# that happen to win.
 
 #| print(report.format_scaling_table(scaling_experiment()))
 
-# So the table does not say that an unscaled model cannot learn: its
-# gradients are not small. Nor does it say anything about training: it holds
-# at initialisation, for components of variance $1$, and training changes the
-# queries and keys. What it shows is what the scale keeps fixed: the
-# softmax's temperature, and with it how many keys share the gradient at the
-# start, stay the same whatever the width of the head; unscaled, a wide head
-# starts out training the one or two keys that happen to win.
-#
 # !!! tip "Try this"
 #     Remove `/ math.sqrt(d_k)` from the worked example and compare the row
 #     of `cats`. Here $d_k = 2$, so the raw scores are only $\sqrt 2$ times
