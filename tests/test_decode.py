@@ -1,7 +1,8 @@
-"""trainkit/decode.py: the lean sampling step gives the model's own logits."""
+"""trainkit/decode.py: the faster sampling path gives the model's own logits."""
 
 from __future__ import annotations
 
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -13,6 +14,23 @@ from mha import MultiHeadAttention
 from trainkit.decode import attention_step, decoder
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def switches_set(call) -> list[str]:
+    """The `torch._C._set_*` functions (process-wide switches) `call()` calls."""
+    seen = []
+
+    def profile(frame, event, arg):
+        if event == "c_call" and getattr(arg, "__module__", "") == "torch._C":
+            if getattr(arg, "__name__", "").startswith("_set_"):
+                seen.append(arg.__name__)
+
+    sys.setprofile(profile)
+    try:
+        call()
+    finally:
+        sys.setprofile(None)
+    return seen
 
 
 def random_model(dtype=torch.float32, vocab: int = 13, **changes):
@@ -107,15 +125,24 @@ def test_attention_step_equals_the_module_with_its_cache():
     torch.testing.assert_close(got, full[:, -1:])
 
 
-@pytest.mark.parametrize("enabled", [True, False])
-def test_decoder_leaves_the_onednn_switch_as_it_found_it(enabled):
+def test_decoder_sets_no_process_wide_switch():
+    # The faster path must not flip a global PyTorch switch (oneDNN,
+    # denormals, ...), even for a moment: another thread could see it.
     model = random_model()
     step = decoder(model)
-    before = torch.backends.mkldnn.enabled
-    torch.backends.mkldnn.enabled = enabled
-    try:
+    caches = model.new_caches(1)
+
+    def run():
         with torch.inference_mode():
-            step(torch.zeros(1, 3, dtype=torch.long), model.new_caches(1))
-        assert torch.backends.mkldnn.enabled is enabled
-    finally:
-        torch.backends.mkldnn.enabled = before
+            step(torch.zeros(1, 3, dtype=torch.long), caches)
+            step(torch.zeros(1, 1, dtype=torch.long), caches)
+
+    assert switches_set(run) == []
+    # The detector sees a switch when one is set.
+    enabled = torch.backends.mkldnn.enabled
+
+    def flip():
+        torch.backends.mkldnn.enabled = not enabled
+        torch.backends.mkldnn.enabled = enabled
+
+    assert switches_set(flip) == ["_set_mkldnn_enabled"] * 2

@@ -1,15 +1,16 @@
-"""A lean forward pass for sampling with the key/value caches.
+"""A faster path for sampling with the key/value caches, for benchmarks.
 
-`CharTransformer.forward` with caches computes one new character through about
-75 `nn.Module` calls: every `LayerNorm`, `Linear`, `GELU` and container is a
-call that costs microseconds of Python, while the products it wraps, at batch
-1 and one position, cost about as much. `decoder` reads the weights once and
-returns a function that runs the same operations on the same weights, with
-the positions as rows of 2-D tensors `[B * Sn, D]` and the products as
-`addmm` on transposed views made once, so each step makes a fraction of the
-calls. The one other difference is the GELU kernel (see `_gelu`).
+`generate.generate` teaches and uses `model(ids, caches)`; with `fast=True`
+it runs the same cached steps through `decoder` instead.
+`CharTransformer.forward` with caches computes one new character through
+dozens of `nn.Module` calls: every `LayerNorm`, `Linear`, `GELU` and
+container is a call into Python. `decoder` reads the weights once and returns
+a function that runs the same operations on the same weights, with the
+positions as rows of 2-D tensors `[B * Sn, D]` and the products as `addmm` on
+transposed views made once, so each step makes a fraction of the calls.
 `tests/test_decode.py` checks that it returns the logits of
-`CharTransformer.forward`, and `bench/train.py` times both ways.
+`CharTransformer.forward`, and that it sets no process-wide PyTorch switch;
+`bench/train.py` times both ways.
 
 It applies to a model in evaluation mode (no dropout) under `torch.no_grad()`
 or `torch.inference_mode()`; the weights it read must not change while it is
@@ -42,36 +43,14 @@ def _norm(ln: nn.LayerNorm) -> Rows:
     return lambda x: torch.layer_norm(x, shape, weight, bias, eps)
 
 
-def _gelu(approximate: str) -> Rows:
-    """GELU through PyTorch's own kernel rather than oneDNN's.
-
-    For float32 on a CPU, `F.gelu` calls oneDNN, whose fixed cost per call
-    (about 7 us here) is many times the work on the few rows of a decoding
-    step; PyTorch's kernel takes about 1 us. oneDNN is switched off for the
-    call only (a global switch, restored at once). The two kernels agree to
-    float32 rounding, not bit for bit.
-    """
-    mkldnn = torch.backends.mkldnn
-
-    def gelu(x: torch.Tensor) -> torch.Tensor:
-        enabled = mkldnn.enabled
-        mkldnn.enabled = False
-        try:
-            return F.gelu(x, approximate=approximate)
-        finally:
-            mkldnn.enabled = enabled
-
-    return gelu
-
-
 def _feed_forward(ffn: nn.Sequential) -> Rows:
     widen, act, narrow = ffn
     if not isinstance(act, nn.GELU):
         raise TypeError(f"decoder: expected nn.GELU in the feed-forward, got {act}")
     first = _linear(widen.weight, widen.bias)
     second = _linear(narrow.weight, narrow.bias)
-    gelu = _gelu(act.approximate)
-    return lambda x: second(gelu(first(x)))
+    approximate = act.approximate
+    return lambda x: second(F.gelu(first(x), approximate=approximate))
 
 
 def attention_step(
