@@ -93,7 +93,7 @@ TOY_KEYS = torch.tensor(  # [S, 2], each row [noun, action]
         [2.0, 0.0],  # mice is a noun
     ]
 )
-TOY_VALUES = torch.tensor(  # [S, 3], each row [noun, action, adjective]
+TOY_VALUES = torch.tensor(  # [S, 3], rows [noun, action, adjective]
     [
         [1.0, 0.0, 0.0],  # cats
         [0.0, 1.0, 0.0],  # chase
@@ -238,10 +238,10 @@ def attention(
 def check_toy_attention() -> None:
     output, weights = attention(TOY_QUERIES, TOY_KEYS, TOY_VALUES)
     by_hand = toy_weights()  # [S, S]
-    weights_gap = (weights - by_hand).abs().max()
-    output_gap = (output - by_hand @ TOY_VALUES).abs().max()
-    print(tr("weights: largest difference {d}").format(d=f"{weights_gap:.1e}"))
-    print(tr("output: largest difference {d}").format(d=f"{output_gap:.1e}"))
+    weights_gap = f"{(weights - by_hand).abs().max():.1e}"
+    output_gap = f"{(output - by_hand @ TOY_VALUES).abs().max():.1e}"
+    print(tr("weights: largest difference {d}").format(d=weights_gap))
+    print(tr("output: largest difference {d}").format(d=output_gap))
 
 
 #| check_toy_attention()
@@ -347,6 +347,7 @@ def scaling_experiment(
             scores = c * dots  # s_j = c q·k_j
             p = scores.softmax(dim=-1)
             grad_s = softmax_backward(p, g)  # [samples, keys]
+            shared = keys_receiving_gradient(grad_s)  # [samples]
             # $\partial L / \partial q
             #   = c \sum_j (\partial L / \partial s_j) k_j$:
             # `[samples, 1, keys] @ [samples, keys, Dk]`
@@ -355,7 +356,7 @@ def scaling_experiment(
             measured |= {
                 f"var_{name}": scores.var().item(),
                 f"peak_{name}": p.amax(dim=-1).mean().item(),
-                f"keys_{name}": keys_receiving_gradient(grad_s).mean().item(),
+                f"keys_{name}": shared.mean().item(),
                 f"grad_q_{name}": grad_q.norm(dim=-1).mean().item(),
             }
         rows.append(report.ScalingRow(d_k=d_k, **measured))
@@ -437,7 +438,8 @@ def causal_mask(
 
 
 def try_causal_toy() -> None:
-    _, weights = attention(TOY_QUERIES, TOY_KEYS, TOY_VALUES, causal_mask(4))
+    mask = causal_mask(4)  # [S, S] for the four words
+    _, weights = attention(TOY_QUERIES, TOY_KEYS, TOY_VALUES, mask)
     print(report.matrix_table(weights, WORDS, WORDS))
 
 
@@ -491,7 +493,7 @@ def padding_mask(
 # padding).
 
 
-def masks_example() -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+def masks_example() -> tuple[dict, dict]:  # name -> [S, S] tensor
     seq, real = 6, 4
     # Key j points at angle 0.8 j; query i at the angle of key i - 1. `[S, 2]`.
     angle = 0.8 * torch.arange(seq)
