@@ -41,6 +41,26 @@ class CheckRow:
     nan_rows: int  # queries whose output PyTorch left NaN
 
 
+def check_row(
+    case: str,
+    ours: tuple[torch.Tensor, torch.Tensor, torch.Tensor],
+    expected: tuple[torch.Tensor, torch.Tensor],
+    nan_rows: int,
+) -> CheckRow:
+    """The largest differences of our (fused, explicit, weights) from PyTorch's
+    (output, weights)."""
+    fused, explicit, weights = ours
+    output, expected_weights = expected
+    return CheckRow(
+        case=case,
+        fused=(fused - output).abs().max().item(),
+        explicit=(explicit - output).abs().max().item(),
+        weights=(weights - expected_weights).abs().max().item(),
+        size=output.abs().max().item(),
+        nan_rows=nan_rows,
+    )
+
+
 # ## Tables
 
 
