@@ -159,7 +159,7 @@ def toy_heads() -> tuple[list[torch.Tensor], torch.Tensor]:
     weights, outputs = [], []
     v = TOY_X @ W_V  # [S, 3]
     for w_q, w_k in TOY_HEADS:
-        out, w = attention(TOY_X @ w_q, TOY_X @ w_k, v)  # [S, 3], [S, S]
+        out, w = attention(TOY_X @ w_q, TOY_X @ w_k, v)  # [S,3], [S,S]
         weights.append(w)
         outputs.append(out)
     return weights, torch.cat(outputs, dim=-1)  # Concat: [S, 2 x 3]
@@ -294,7 +294,8 @@ def check_minimal(d_model: int = 64, heads: int = 4, seed: int = 0) -> None:
     full = MultiHeadAttention(d_model, heads).eval()
     mini = MinimalMHA(d_model, heads)
     state = full.state_dict()  # query.linear.weight, ..., output.bias
-    mini.load_state_dict({n.replace(".linear", ""): w for n, w in state.items()})
+    state = {n.replace(".linear", ""): w for n, w in state.items()}
+    mini.load_state_dict(state)  # query.weight, ..., output.bias
     x = torch.randn(2, 10, d_model)  # [B, Sq, D]
     memory = torch.randn(2, 7, d_model)  # [B, Sk, D]
     with torch.no_grad():
@@ -353,7 +354,7 @@ def try_swapping_heads(d_model: int = 8, seed: int = 0) -> None:
                 p.weight.copy_(p.weight[order])  # rows: head 1, head 0
                 p.bias.copy_(p.bias[order])
             if also_output:
-                w_o = swapped.output.weight  # columns: the heads' features
+                w_o = swapped.output.weight  # a column per input feature
                 w_o.copy_(w_o[:, order])
             change = (swapped(x, x) - mini(x, x)).abs().max()
         where = "W^Q, W^K, W^V" + (" and W^O" if also_output else " only")
