@@ -25,12 +25,14 @@ The recipe follows Andrej Karpathy's
 ([Radford et al., 2019](https://cdn.openai.com/better-language-models/language_models_are_unsupervised_multitask_learners.pdf)).
 Shapes use the [first chapter's letters](attention.html#shapes) (`B`
 batch, `S` sequence length, `D` width) and three more: `H` heads per
-block, `L` blocks, `N` characters in the vocabulary.
+block, `L` blocks, `N` characters in the vocabulary. The commands below
+sample from the model shipped in `runs/cpu/`, train the `tiny` preset (in
+seconds) and train the `cpu` preset (in minutes):
 
 ```
 python train.py sample --checkpoint runs/cpu/model.pt --prompt "ROMEO:"
-python train.py --preset tiny  # trains in seconds
-python train.py                # the cpu preset: minutes
+python train.py --preset tiny
+python train.py
 ```
 """
 
@@ -505,56 +507,53 @@ def evaluate(model, splits: dict, cfg: Config, rank: int, world: int) -> dict:
 
 
 def train(cfg: Config) -> dict:
-    run = session.start(cfg)
-    text, name = read_text(cfg.data, ROOT / "data")
-    vocab = Vocab.of(text)
-    data = encode_all(text, vocab.chars, name).to(run.device)
-    splits = dict(zip(("train", "val"), split(data, cfg, name), strict=True))
-    run.text_ready(name, len(text), len(vocab))  # a line; memory check
-    torch.manual_seed(cfg.seed)
-    model = CharTransformer(cfg, len(vocab)).to(run.device)
-    optimizer = make_optimizer(model, cfg)
-    batches = torch.Generator().manual_seed(cfg.seed)
-    torch.manual_seed(cfg.seed + run.rank)  # dropout: its own per process
+    with session.start(cfg) as run:
+        text, name = read_text(cfg.data, ROOT / "data")
+        vocab = Vocab.of(text)
+        data = encode_all(text, vocab.chars, name).to(run.device)
+        splits = dict(zip(("train", "val"), split(data, cfg, name), strict=True))
+        run.text_ready(name, len(text), len(vocab))  # a line; memory check
+        torch.manual_seed(cfg.seed)
+        model = CharTransformer(cfg, len(vocab)).to(run.device)
+        optimizer = make_optimizer(model, cfg)
+        batches = torch.Generator().manual_seed(cfg.seed)
+        torch.manual_seed(cfg.seed + run.rank)  # dropout: its own per process
 
-    def scores() -> dict:  # {"train": loss, "val": loss}, now
-        return evaluate(model, splits, cfg, run.rank, run.world)
+        def scores() -> dict:  # {"train": loss, "val": loss}, now
+            return evaluate(model, splits, cfg, run.rank, run.world)
 
-    # The loop. `run.begin` evaluates the untrained model (or restores a
-    # checkpoint, with `--resume`) and returns the model to train, wrapped
-    # for several processes if there are. Each step sets the learning rate,
-    # draws a batch and updates the weights. `run.log` records the loss;
-    # `run.evaluated` records an evaluation and writes the checkpoint and
-    # the loss curve (`trainkit/session.py`).
-    trained = run.begin(model, optimizer, batches, vocab, scores)
-    for step in run.steps():  # from 0, or from the checkpoint's step
-        lr = learning_rate(step, cfg)
-        for group in optimizer.param_groups:
-            group["lr"] = lr
-        x, y = get_batch(splits["train"], cfg, batches, run.rank, run.world)
-        loss = train_step(trained, optimizer, x, y, cfg)
-        done = step + 1
-        run.log(done, loss, lr)
-        if done % cfg.eval_interval == 0 or done == cfg.steps:
-            run.evaluated(done, scores())
-    return run.finish()  # the last evaluation's losses
+        # The loop. `run.begin` evaluates the untrained model (or restores a
+        # checkpoint, with `--resume`) and returns the model to train, wrapped
+        # for several processes if there are. Each step sets the learning rate,
+        # draws a batch and updates the weights. `run.log` records the loss;
+        # `run.evaluated` records an evaluation and writes the checkpoint and
+        # the loss curve (`trainkit/session.py`).
+        trained = run.begin(model, optimizer, batches, vocab, scores)
+        for step in run.steps():  # from 0, or from the checkpoint's step
+            lr = learning_rate(step, cfg)
+            for group in optimizer.param_groups:
+                group["lr"] = lr
+            x, y = get_batch(splits["train"], cfg, batches, run.rank, run.world)
+            loss = train_step(trained, optimizer, x, y, cfg)
+            done = step + 1
+            run.log(done, loss, lr)
+            if done % cfg.eval_interval == 0 or done == cfg.steps:
+                run.evaluated(done, scores())
+        return run.finish()  # the last evaluation's losses
 
 
 # ## What each choice is worth
 #
 # The recipe has choices: position embeddings, four heads, the scaled
-# initialisation, a warmup, no dropout. The table trains the `cpu` preset
-# once per choice undone, at one shorter budget; `another-seed` changes
-# only the seed: how far chance alone moves a loss. Its command and budget:
+# initialisation, a warmup, no dropout. The table below trains the `cpu`
+# preset once per choice undone, at one shorter budget; `another-seed`
+# changes only the seed, which shows how far chance alone moves a loss. Its
+# last column is each variant's validation loss minus the baseline's:
+# positive, the choice undone was worth that much. Any row's flags train
+# that variant at the full budget (`python train.py --no-positions`).
 
 #| recorded.ablation_budget()
 #| recorded.ablation_table()
-
-# The last column is each variant's validation loss minus the baseline's:
-# above `another-seed`'s, in size, a choice undone costs (if positive) or
-# saves (if negative) more than chance moves a loss; within it, this budget
-# cannot tell. `python train.py --no-positions` (or any row's flags) trains
-# one variant at the full budget.
 
 # ## Appendix
 #

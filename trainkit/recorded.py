@@ -74,7 +74,7 @@ def loss_table(counted: list[tuple[str, float]], folder: Path = RECORDED) -> Non
         [what, f"{nats:.3f}", f"{nats / math.log(2):.3f}", f"{math.exp(nats):.2f}"]
         for what, nats in rows
     ]
-    header = [tr("loss of"), tr("nats"), tr("bits"), "e^loss"]
+    header = [tr("loss of"), tr("nats"), tr("bits"), tr("e^loss")]
     print(markdown_table(header, cells, align="lrrr"))
 
 
@@ -96,19 +96,23 @@ def run_facts(folder: Path = RECORDED) -> None:
     seen = last["step"] * cfg["batch_size"] * cfg["context"]
     train_chars = int(run["characters"] * (1 - cfg["val_fraction"]))
     minutes, seconds = divmod(round(run["wall_seconds"]), 60)
-    gaps = " → ".join(f"{r['val'] - r['train']:.2f}" for r in evals[::4] + [last])
+    picked = evals[::4] if evals[::4][-1] is last else [*evals[::4], last]
+    gaps = " → ".join(f"{r['val'] - r['train']:.2f}" for r in picked)
     facts = [
         [tr("characters trained on"), f"{seen:,}"],
         [tr("characters of training text"), f"{train_chars:,}"],
         [tr("passes over the training text"), f"{seen / train_chars:.2f}"],
         [
             tr("validation minus training loss, steps {steps}").format(
-                steps=", ".join(str(r["step"]) for r in evals[::4] + [last])
+                steps=", ".join(str(r["step"]) for r in picked)
             ),
             gaps,
         ],
-        [tr("wall time, whole command"), f"{minutes} min {seconds:02d} s"],
-        [tr("time in the loop"), f"{last['time']:.0f} s"],
+        [
+            tr("wall time, whole command"),
+            tr("{m} min {s} s").format(m=minutes, s=f"{seconds:02d}"),
+        ],
+        [tr("time in the loop"), tr("{s} s").format(s=f"{last['time']:.0f}")],
         [tr("threads / cores"), f"{run['threads']} / {run['cpus']}"],
     ]
     print(markdown_table([tr("the run"), tr("value")], facts, align="lr"))

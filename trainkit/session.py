@@ -18,6 +18,9 @@ a run does besides is here:
   labml, and at each evaluation the checkpoint and the loss curve, written
   by the main process only;
 * `Session.finish`: no process leaves while another still writes.
+
+`train.train` holds the session in a `with` block, so an error in the loop
+still leaves labml's run and frees the lock on its way out.
 """
 
 from __future__ import annotations
@@ -187,10 +190,29 @@ class Session:
         tracker.save(done, losses)
         tracker.new_line()
 
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, kind, error, traceback) -> bool:
+        """Leave labml's run and free `--out`'s lock, whatever happened: an
+        error in the loop reaches them as it would a `with` around it."""
+        steps, self._steps = self._steps, None
+        if steps is not None and error is None:
+            steps.close()
+        elif steps is not None:
+            try:
+                steps.throw(error)
+            except BaseException:  # the error goes on from `with` itself
+                pass
+            else:
+                steps.close()
+        return False
+
     def finish(self) -> dict:
         """Wait for every process; the last evaluation's losses."""
         if self._steps is not None:
             self._steps.close()  # leaves labml's run, frees the lock
+            self._steps = None
         if self.world > 1:
             torch.distributed.barrier()
             torch.distributed.destroy_process_group()
