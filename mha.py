@@ -484,14 +484,7 @@ class MultiHeadAttention(nn.Module):
     # when `scaled_dot_product_attention` can take the flag as it is (the
     # efficiency notes say when). A single query, as in each decoding step
     # with a cache, may see every key, so nothing is masked.
-    def _merge_masks(
-        self,
-        mask: torch.Tensor | None,
-        is_causal: bool,
-        seq_q: int,
-        seq_k: int,
-        device: torch.device,
-    ) -> tuple[torch.Tensor | None, bool]:
+    def _merge_masks(self, mask, is_causal, seq_q, seq_k, device):
         if not is_causal or seq_q == 1:
             return mask, False
         if mask is None and seq_q == seq_k:
@@ -514,26 +507,17 @@ class MultiHeadAttention(nn.Module):
         """The query, key and value weights stacked, `[3 D, D]`, and biases."""
         parts = (self.query.linear, self.key.linear, self.value.linear)
         weight = torch.cat([p.weight for p in parts])  # [3 D, D]
-        if parts[0].bias is None:
-            return weight, None
-        return weight, torch.cat([p.bias for p in parts])  # [3 D]
+        bias = None if parts[0].bias is None else torch.cat([p.bias for p in parts])
+        return weight, bias
 
     def new_cache(
-        self,
-        batch_size: int,
-        max_len: int,
-        *,
-        device: torch.device | None = None,
-        dtype: torch.dtype | None = None,
+        self, batch_size: int, max_len: int, *, device=None, dtype=None
     ) -> KVCache:
         """An empty cache for `batch_size` sequences of up to `max_len`."""
         weight = self.key.linear.weight
         shape = (batch_size, self.heads, max_len, self.d_k)  # [B, H, M, Dk]
-        device, dtype = device or weight.device, dtype or weight.dtype
-        return KVCache(
-            torch.empty(shape, device=device, dtype=dtype),
-            torch.empty(shape, device=device, dtype=dtype),
-        )
+        options = dict(device=device or weight.device, dtype=dtype or weight.dtype)
+        return KVCache(torch.empty(shape, **options), torch.empty(shape, **options))
 
 
 # ## The key/value cache
@@ -657,9 +641,8 @@ def check_against_pytorch(seed: int = 0) -> list[report.CheckRow]:
             nan_rows = expected[empty[:, 0]].isnan().any(dim=-1).sum().item()
             expected[empty[:, 0]] = ours.output.bias
             expected_weights[empty] = 0.0
-            outputs = (fused, explicit, weights)
-            expected_all = (expected, expected_weights)
-            rows.append(report.check_row(name, outputs, expected_all, nan_rows))
+            ours_all, ref_all = (fused, explicit, weights), (expected, expected_weights)
+            rows.append(report.check_row(name, ours_all, ref_all, nan_rows))
     return rows
 
 
@@ -681,18 +664,16 @@ def check_against_pytorch(seed: int = 0) -> list[report.CheckRow]:
 # ## Efficiency notes
 #
 # **The stacked projection.** The switch is grad mode,
-# `torch.is_grad_enabled()`, not `.train()`: with gradients on,
+# `torch.is_grad_enabled()`, not `.train()`. With gradients on,
 # self-attention (one tensor object passed as `query`, `key` and `value`)
 # is projected by one product with the three weights stacked `[3 D, D]`,
-# and its backward pass takes one product for the gradient of `x` and one
-# for the weights, instead of three of each. The parameters stay three
-# `nn.Linear`s, so the state dict keeps its layout, and `torch.cat` passes
-# each weight its block of the gradient (`tests/test_mha.py` checks that
-# output and gradients are those of three products). With gradients off
-# the three products stay: for one new token, the `3 D × D` numbers that
-# `torch.cat` would copy are as many as the product itself reads. Whether
-# stacking is faster depends on the machine and its threads:
-# `bench/mha.py` times both ("ours, fast" against "ours, 3 products").
+# so its backward pass, too, takes one product for the gradient of `x` and
+# one for the weights, not three of each; `tests/test_mha.py` checks that
+# output and gradients are those of three products. With gradients off the
+# three products stay: for one new token, `torch.cat` would copy
+# `3 D × D` numbers, as many as the product reads. Whether stacking is
+# faster depends on the machine: `bench/mha.py` times both ("ours, fast"
+# against "ours, 3 products").
 #
 # **The causal flag.** `scaled_dot_product_attention(is_causal=True)`
 # aligns its causal mask to the *start* of the keys when there are more
