@@ -552,6 +552,6 @@ def try_zeroing_heads(path: Path = MODEL, windows: int = 32) -> None:
 if __name__ == "__main__":
     import sys
 
-    from train import sample
+    from train import main
 
-    sample(sys.argv[1:])
+    main(["sample", *sys.argv[1:]])

@@ -53,7 +53,7 @@ def print_cache_memory(layers: int, heads: int, d_k: int, size: int, full: int,
         tr("= {k:g} KiB per token").format(k=per_token / 1024),
     )
     print(
-        tr("new_caches(1) allocates {k:g} KiB for {c} positions").format(
+        tr("allocated caches for a full window ({c} positions): {k:g} KiB").format(
             k=full / 1024, c=context
         ),
         tr("= {k:g} KiB per position").format(k=full / context / 1024),
