@@ -16,10 +16,12 @@ the step `train.py` runs, on batches of the real corpus, and prints:
   program takes the cores, so the ratio holds on a busy machine far better
   than a time does.
 
-Then sampling speed at batch 1 for each configuration, with the key/value cache
-(through `trainkit/decode.py`, as `generate.generate` samples) and recomputing the
-whole window for each character, over three windows' worth of characters (so
-the window is re-encoded on the way).
+Then sampling speed at batch 1 for each configuration, over three windows'
+worth of characters (so the window is re-encoded on the way): with the
+key/value cache through the model's own forward (what `generate.generate`
+does by default), with the cache through the faster decoder of
+`trainkit/decode.py` (`fast=True`), and recomputing the whole window for each
+character; the ratios are to the last.
 """
 
 from __future__ import annotations
@@ -82,14 +84,18 @@ def step_timing(cfg, data, vocab_size: int, repeats: int, compile_: bool):
     return median_seconds(step, warmup=warmup, repeats=repeats), model
 
 
-def sampling_speed(model: train.CharTransformer, use_cache: bool) -> float:
+def sampling_speed(
+    model: train.CharTransformer, use_cache: bool, fast: bool = False
+) -> float:
     """Characters per second at batch 1 over three windows' worth."""
     tokens = 3 * model.context
     prompt = torch.zeros(1, dtype=torch.long)
 
     def run():
         rng = torch.Generator().manual_seed(0)
-        for _ in generate.generate(model, prompt, tokens, rng=rng, use_cache=use_cache):
+        for _ in generate.generate(
+            model, prompt, tokens, rng=rng, use_cache=use_cache, fast=fast
+        ):
             pass
 
     return tokens / median_seconds(run, warmup=1, repeats=3)
@@ -146,13 +152,18 @@ def main() -> None:
     for name, model in models.items():
         model.eval()
         cached = sampling_speed(model, use_cache=True)
+        fast = sampling_speed(model, use_cache=True, fast=True)
         recomputed = sampling_speed(model, use_cache=False)
         rows.append(
-            [name, model.context, f"{cached:,.0f}", f"{recomputed:,.0f}",
-             f"{cached / recomputed:.1f}x"]
+            [name, model.context, f"{recomputed:,.0f}", f"{cached:,.0f}",
+             f"{cached / recomputed:.1f}x", f"{fast:,.0f}",
+             f"{fast / recomputed:.1f}x"]
         )  # fmt: skip
     print("\nSampling at batch 1, 1 thread (characters/s)\n")
-    headers = ["config", "context", "KV cache", "recompute window", "speed-up"]
+    headers = [
+        "config", "context", "recompute window", "KV cache", "ratio",
+        "cache + fast decoder", "ratio",
+    ]  # fmt: skip
     print(format_table(headers, rows))
     print(f"\nload average at end: {os.getloadavg()[0]:.2f} ({time.ctime()})")
 
