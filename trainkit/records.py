@@ -147,7 +147,7 @@ def loss_figure(
 
     batches = [r for r in metrics.records if "loss" in r]
     evals = metrics.evaluations()
-    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=100)
+    fig, ax = plt.subplots(figsize=(5.6, 4), dpi=100)
     ax.plot(
         [r["step"] for r in batches],
         [r["loss"] for r in batches],
@@ -184,6 +184,6 @@ def loss_figure(
     ax.set_ylabel(tr("cross-entropy (nats per character)"))
     ax.set_title(title)
     ax.grid(alpha=0.3)
-    ax.legend()
+    ax.legend(fontsize=9)
     fig.tight_layout()
     return fig
