@@ -138,7 +138,7 @@ def ablation_table(folder: Path = ABLATIONS) -> None:
         delta = "" if row.delta is None or row.name == "baseline" else row.delta
         cells.append(
             [
-                f"`{row.name}`",
+                row.name,
                 " ".join(row.flags) or "",
                 f"{row.train:.3f}",
                 f"{row.val:.3f}",
