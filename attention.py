@@ -389,14 +389,14 @@ def scaling_experiment(
 # !!! tip "Try this"
 #     Remove `/ math.sqrt(d_k)` from the worked example and compare the row
 #     of `cats`. Here $d_k = 2$, so the raw scores are only $\sqrt 2$ times
-#     the scaled ones; the output below shows the row with and without the
-#     scale.
+#     the scaled ones; the output below shows the weight `cats` puts on
+#     each word, one column with the scale and one without.
 
 
 def try_without_scaling() -> None:
     raw = (TOY_QUERIES @ TOY_KEYS.T).softmax(dim=-1)  # no / sqrt(d_k)
-    rows = torch.stack([toy_weights()[0], raw[0]])  # the row of cats
-    print(report.matrix_table(rows, [tr("scaled"), tr("raw")], WORDS))
+    cats = torch.stack([toy_weights()[0], raw[0]], dim=-1)  # [S, 2]
+    print(report.matrix_table(cats, WORDS, [tr("scaled"), tr("raw")]))
 
 
 #| try_without_scaling()
