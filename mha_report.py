@@ -17,19 +17,6 @@ from literate.words import tr
 
 
 @dataclass(frozen=True)
-class ScalingRow:
-    """One width $d_k$: score spread, softmax peak and gradient, raw and scaled."""
-
-    d_k: int
-    var_raw: float  # variance of q·k
-    var_scaled: float  # variance of q·k / sqrt(d_k)
-    peak_raw: float  # mean of the largest softmax probability, raw scores
-    peak_scaled: float  # the same with scaled scores
-    grad_raw: float  # mean norm of the softmax Jacobian, raw scores
-    grad_scaled: float  # the same with scaled scores
-
-
-@dataclass(frozen=True)
 class CheckRow:
     """Largest difference from PyTorch for one kind of attention."""
 
@@ -90,20 +77,6 @@ def matrix_table(
         for name, row in zip(rows, matrix, strict=True)
     ]
     return markdown_table([""] + columns, cells, align="l" + "r" * len(columns))
-
-
-def format_scaling_table(rows: list[ScalingRow]) -> str:
-    """The scaling experiment as a Markdown table (its headings through `tr`)."""
-    header = ["d_k", tr("Var raw"), tr("Var scaled"), tr("max p raw")]
-    header += [tr("max p scaled"), tr("‖∂p/∂s‖ raw"), tr("‖∂p/∂s‖ scaled"), tr("kept")]
-    cells = [
-        [f"{r.d_k}", f"{r.var_raw:.1f}", f"{r.var_scaled:.2f}"]
-        + [f"{r.peak_raw:.3f}", f"{r.peak_scaled:.3f}"]
-        + [f"{r.grad_raw:.3f}", f"{r.grad_scaled:.3f}"]
-        + [f"{r.grad_raw / r.grad_scaled:.0%}"]
-        for r in rows
-    ]
-    return markdown_table(header, cells, align="r" * len(header))
 
 
 def print_blocks(
@@ -227,29 +200,6 @@ def draw_two_heads(panels: dict[str, torch.Tensor], words: list[str]) -> None:
         ax.set_xlabel(tr("key"), fontsize=11)
     axes[0].set_ylabel(tr("query"), fontsize=11)
     axes[1].tick_params(labelleft=False)
-
-
-def plot_scaling(rows: list[ScalingRow]) -> None:
-    """The scaling experiment's largest weight and gradient norm against $d_k$."""
-    import matplotlib.pyplot as plt
-
-    d_k = [r.d_k for r in rows]
-    fig, (peak, grad) = plt.subplots(1, 2, figsize=(8, 3.2))
-    for ax, field, label in (
-        (peak, "peak", tr("largest weight, mean")),
-        (grad, "grad", tr("‖∂p/∂s‖, mean")),
-    ):
-        raw = [getattr(r, f"{field}_raw") for r in rows]
-        scaled = [getattr(r, f"{field}_scaled") for r in rows]
-        ax.plot(d_k, raw, marker="o", label="q·k")
-        ax.plot(d_k, scaled, marker="o", label="q·k / √d_k")
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel(tr("d_k (log scale)"))
-        ax.set_ylabel(label)
-        ax.set_ylim(bottom=0)
-        ax.grid(alpha=0.3)
-    peak.legend()
-    fig.tight_layout()
 
 
 def plot_kv_timing(record: dict) -> None:
