@@ -86,4 +86,13 @@ def test_translated_exercises_keep_the_box_under_their_own_title(source, lang):
     entries = json.loads(table.read_text(encoding="utf-8"))
     for key, value in entries.items():
         if key.startswith('!!! tip "Try this"') and value:
-            assert value.startswith(TITLES[lang]), f"{table}: {key[:60]!r}"
+            # The key folds the box's lines into one; the translation must
+            # keep the title on its own line and indent the body, or the
+            # page shows the box as a plain paragraph starting with "!!!".
+            title, _, body = value.partition("\n")
+            assert title == TITLES[lang], f"{table}: {key[:60]!r}"
+            lines = body.split("\n")
+            assert all(line.startswith("    ") for line in lines if line), (
+                f"{table}: {key[:60]!r}: the box's body is not indented"
+            )
+            assert body.strip(), f"{table}: {key[:60]!r}: an empty box"
