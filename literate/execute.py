@@ -211,7 +211,8 @@ class Cache:
     """Results by key, one JSON file each; valid while their inputs are unchanged.
 
     A result also lists the data files (not Python sources) that its example
-    read under the root, with their hashes: a changed file re-runs it.
+    read, or tried to read, under the root, with their hashes: a changed file,
+    or one that has since appeared, re-runs it.
     """
 
     def __init__(self, folder: Path, root: Path):
@@ -401,7 +402,9 @@ def _record_reads(root: Path) -> set[str]:
             return
         rel = Path(path).relative_to(root)
         if skip.isdisjoint(rel.parts) and rel.suffix not in (".py", ".pyc"):
-            if os.path.isfile(path):
+            # A file that is not there yet counts too: its hash is "" until
+            # it appears, so the example that missed it runs again then.
+            if os.path.isfile(path) or not os.path.lexists(path):
                 reads.add(rel.as_posix())
 
     sys.addaudithook(hook)

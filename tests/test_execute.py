@@ -239,6 +239,33 @@ def test_a_changed_data_file_reruns_its_reader(copy, built):
     assert out.text == "15\n"
 
 
+LATE = '''"""A page whose example reads a file that is not there yet."""
+
+from pathlib import Path
+
+
+def shown():
+    try:
+        path = Path(__file__).parent / "results.txt"
+        print(path.read_text(encoding="utf-8").strip())
+    except FileNotFoundError:
+        print("not yet")
+
+
+#| shown()
+'''
+
+
+def test_a_data_file_that_appears_reruns_the_example_that_missed_it(tmp_path):
+    (tmp_path / "late.py").write_text(LATE, encoding="utf-8")
+    line = line_of(tmp_path, "#| shown()", "late.py")
+    [out] = outputs_of(run(tmp_path, "late.py"), line)
+    assert out.text == "not yet\n"
+    (tmp_path / "results.txt").write_text("recorded\n", encoding="utf-8")
+    [out] = outputs_of(run(tmp_path, "late.py"), line)
+    assert out.text == "recorded\n"
+
+
 def test_a_broken_cache_entry_is_rerun(copy):
     entries = sorted((copy / ".cache/outputs").glob("*.json"))
     for entry in entries:

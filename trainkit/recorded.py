@@ -129,9 +129,6 @@ def ablation_table(folder: Path = ABLATIONS) -> None:
     baseline, and the command that recorded them."""
     from trainkit.ablations import ablation_rows
 
-    if not (folder / "results.json").exists():
-        print(tr("not recorded yet"))
-        return
     rows = ablation_rows(folder)
     cells = []
     for row in rows:
@@ -151,9 +148,6 @@ def ablation_table(folder: Path = ABLATIONS) -> None:
 
 def ablation_budget(folder: Path = ABLATIONS) -> None:
     """The command that recorded the ablation table, and each run's budget."""
-    if not (folder / "results.json").exists():
-        print("python -m trainkit.ablations runs/ablations")
-        return
     results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
     steps = results["runs"][0]["evaluations"][-1]["step"]
     print("python -m trainkit.ablations runs/ablations")
