@@ -13,11 +13,13 @@ on its own learned projection of the same input, and mixes their results.
 Vaswani et al. call this *multi-head attention* in
 [Attention Is All You Need](https://arxiv.org/abs/1706.03762) (2017).
 
-This page takes it in five steps. The heads' projections are blocks of one
-matrix; two heads built by hand look at different words, which one head
-cannot do; a module of about twenty lines computes multi-head attention; the
-full module that the later chapters use adds what training and generating
-need; and PyTorch's `torch.nn.MultiheadAttention` gives the same results.
+The sections below follow one another: the heads' projections are blocks of
+one matrix; two heads built by hand each put nearly all of a word's weight on
+a different word, which one head cannot do for both at once; a minimal module
+of about twenty lines computes multi-head attention; the full module that the
+later chapters use adds what training and generating need; its key/value
+cache serves generation; PyTorch's `torch.nn.MultiheadAttention` gives the
+same results; and notes on efficiency close the page.
 
 Shapes are written with the letters of [chapter 1](attention.html#shapes).
 """
@@ -82,9 +84,10 @@ class PrepareForMultiHeadAttention(nn.Module):
 
 
 # To see it, cut the weight into `H` blocks of `Dk` rows, project with each
-# block on its own, as the paper writes it, and compare with the module. The
-# two agree to within float32 rounding: the same products, summed in
-# another order.
+# block on its own, as the paper writes it, and compare with the module.
+# Both compute the same products, and the largest difference, printed
+# below, is here exactly zero. Summed in another order, the products could
+# differ by rounding, on the scale of the float32 step printed beside it.
 
 
 def heads_as_blocks(d_model: int = 8, heads: int = 2, seed: int = 0) -> None:
@@ -179,29 +182,24 @@ def draw_toy_heads() -> None:
 # outputs sit side by side, `[S, 2 × 3]`: the columns marked 0 are head 0's,
 # what kind of word each word's partner is; those marked 1 are head 1's,
 # what kind of word comes before it.
+#
+# $W^O$ then mixes the heads into one vector per word. A learned $W^O$ is
+# `[D, D]` and can weigh and combine the heads in any way. Set by hand here,
+# `[2 × 3, 6]`, it is the identity: head 0's columns become the output
+# features "partner: ...", head 1's "before: ..." (printed below). Both
+# answers survive: in the table, the column of `mice` says that its partner
+# is an action and that the word before it is an adjective. A $W^O$ adding
+# the heads' columns class by class would blend them again.
 
-
-def print_toy_concat() -> None:
-    columns = [tr("noun"), tr("action"), tr("adjective")]
-    columns = [f"{h}: {c}" for h in (0, 1) for c in columns]
-    print(report.matrix_table(toy_heads()[1], WORDS, columns))
-
-
-#| print_toy_concat()
-
-# $W^O$ mixes the heads into one vector per word. Here it is set by hand,
-# `[2 × 3, 3]`, and adds the two heads' columns class by class, so each
-# output feature draws on both heads: the row of `mice` below holds both
-# an action (its partner, from head 0) and an adjective (the word before
-# it, from head 1). A learned $W^O$ is `[D, D]`, so the output has the
-# input's width, and it can weigh the heads in any way.
-
-W_O = torch.cat([torch.eye(3), torch.eye(3)])  # [2 x 3, 3]
+W_O = torch.eye(6)  # [2 x 3, 6]: head 0 -> partner, head 1 -> before
 
 
 def print_toy_output() -> None:
-    columns = [tr("noun"), tr("action"), tr("adjective")]
-    print(report.matrix_table(toy_heads()[1] @ W_O, WORDS, columns))
+    heads = report.class_columns(["0", "1"])  # Concat's columns
+    names = report.class_columns([tr("partner"), tr("before")])
+    report.print_routing(W_O, heads, names)  # each nonzero entry of W^O
+    out = toy_heads()[1] @ W_O  # [S, 6]
+    print("\n" + report.matrix_table(out.T, names, WORDS))  # [6, S]
 
 
 #| print_toy_output()
@@ -209,25 +207,30 @@ def print_toy_output() -> None:
 # !!! tip "Try this"
 #     Ask one head to do both: give it both heads' features, queries
 #     $[Q_0 \mid Q_1]$ and keys $[K_0 \mid K_1]$ of width 4, so that its
-#     scores are the two heads' scores added. The function below does that
-#     and prints the head's weights.
+#     $QK^\top$ is the two heads' $QK^\top$ added. The function below
+#     prints its weights, then `mice`'s row beside the two heads'.
 
 
 def try_one_head_for_both() -> None:
     q = torch.cat([TOY_X @ w_q for w_q, _ in TOY_HEADS], dim=-1)  # [S, 4]
     k = torch.cat([TOY_X @ w_k for _, w_k in TOY_HEADS], dim=-1)  # [S, 4]
     _, weights = attention(q, k, TOY_X @ W_V)  # [S, S]
-    print(report.matrix_table(weights, WORDS, WORDS))
+    print(report.matrix_table(weights, WORDS, WORDS) + "\n")
+    mice = [weights[3], *(w[3] for w in toy_heads()[0])]  # 3 rows [S]
+    rows = [tr("one head"), tr("head 0"), tr("head 1")]
+    print(report.matrix_table(torch.stack(mice), rows, WORDS))
 
 
 #| try_one_head_for_both()
 
-# Where the two heads want different words, the one head splits its
-# weight between them: the rows of `cats` and `mice` above put about half
-# on each, so their outputs are a blend of the two answers, neither
-# pattern. One softmax row is one weighted average of the values, so one
-# head gives each word one mix of what it reads. To read two things from
-# two places at once, a word needs two heads.
+# `attention()` divides this head's scores by $\sqrt 4$ rather than each
+# head's $\sqrt 2$, so its scaled scores are the two heads' scaled scores
+# added and divided by $\sqrt 2$. Where the two heads want different words,
+# the one head splits its weight between them: the rows of `cats` and
+# `mice` put about half on each. One softmax row is one weighted average,
+# its weights summing to 1, so one head cannot put nearly all of a word's
+# weight on two positions at once. Two heads can, as the second table shows
+# for `mice`: head 0 on `chase`, head 1 on `small`; and $W^O$ keeps both.
 
 # ## A minimal module
 #
@@ -251,9 +254,10 @@ def try_one_head_for_both() -> None:
 # mixes them. With $d_k = D / H$, the `H` heads together cost about as much
 # as one head of width `D` (section 3.2.2 of the paper).
 #
-# After `transpose` a head's features no longer follow one another in
-# memory, so `.view` cannot merge them (it raises an error); `reshape`
-# copies them into order first.
+# After `transpose` the tensor is in general not contiguous: a position's
+# heads no longer follow one another in memory, so `.view` cannot merge
+# them and raises an error. (With one position, `Sq = 1`, the layout still
+# fits and `.view` works.) `reshape` copies into order only when it must.
 
 
 class MinimalMHA(nn.Module):
@@ -445,9 +449,7 @@ class MultiHeadAttention(nn.Module):
         if query is key is value and torch.is_grad_enabled():
             q, k, v = self._project_stacked(query)
         else:
-            q = self.query(query)
-            k = self.key(key)
-            v = self.value(value)
+            q, k, v = self.query(query), self.key(key), self.value(value)
         # 2. With a cache, store the new keys and values and attend over all
         # of them: `[B, H, Sn, Dk] -> [B, H, Sk, Dk]`.
         if kv_cache is not None:
@@ -579,9 +581,8 @@ class KVCache:
 def to_torch_mha(mha: MultiHeadAttention) -> nn.MultiheadAttention:
     """A `torch.nn.MultiheadAttention` (batch first) holding `mha`'s weights."""
     bias = mha.output.bias is not None
-    weight = mha.output.weight
     ref = nn.MultiheadAttention(mha.d_model, mha.heads, bias=bias, batch_first=True)
-    ref = ref.to(device=weight.device, dtype=weight.dtype)
+    ref = ref.to(mha.output.weight)  # its device and dtype
     with torch.no_grad():
         in_weight, in_bias = mha.stacked_projection()  # [3 D, D], [3 D]
         ref.in_proj_weight.copy_(in_weight)

@@ -389,6 +389,12 @@ def test_view_cannot_merge_the_heads_after_transpose():
     with pytest.raises(RuntimeError, match="view"):
         x.view(2, 5, 12)
     assert torch.equal(x.reshape(2, 5, 12), x.contiguous().view(2, 5, 12))
+    assert x.reshape(2, 5, 12).data_ptr() != x.data_ptr()  # reshape copied
+    # One position (Sq = 1): still contiguous, so view works, nothing copied.
+    one = torch.randn(2, 4, 1, 3).transpose(1, 2)  # [B, 1, H, Dk]
+    assert one.is_contiguous()
+    assert one.view(2, 1, 12).data_ptr() == one.data_ptr()
+    assert one.reshape(2, 1, 12).data_ptr() == one.data_ptr()
 
 
 def toy_scores(w_q, w_k):
@@ -414,9 +420,31 @@ def test_toy_head_0_is_chapter_1_and_head_1_reads_the_word_before():
     assert weights[1].argmax(-1).tolist() == [0, 0, 1, 2]
     assert (weights[1].amax(-1) > 0.85).all()
     assert concat.shape == (4, 6)
-    # After W^O, mice holds an action (head 0) and an adjective (head 1).
+    # W^O keeps the heads apart: the output is Concat under new names, and
+    # mice's holds both an action (partner) and an adjective (before).
     mixed = concat @ W_O
-    assert mixed[3, 1] > 0.8 and mixed[3, 2] > 0.8
+    assert torch.equal(mixed, concat)
+    assert mixed[3, 1] > 0.8 and mixed[3, 5] > 0.8
+
+
+def test_two_heads_put_nearly_all_weight_on_two_words_one_head_cannot():
+    import mha
+
+    weights, _ = toy_heads()
+    # mice: head 0 on chase, head 1 on small, each above 0.8.
+    assert weights[0][3, 1] > 0.8 and weights[1][3, 2] > 0.8
+    # One head's row is one softmax: its weights sum to 1, so any two of
+    # them add to at most 1, whatever the scores.
+    scores = torch.randn(1000, 4) * 20
+    rows = torch.softmax(scores, dim=-1)
+    torch.testing.assert_close(rows.sum(-1), torch.ones(1000))
+    top2 = rows.topk(2, dim=-1).values.sum(-1)
+    assert (top2 <= 1 + 1e-6).all()
+    # The one head given both heads' features: mice splits, chase + small < 1.
+    q = torch.cat([TOY_X @ w_q for w_q, _ in TOY_HEADS], dim=-1)
+    k = torch.cat([TOY_X @ w_k for _, w_k in TOY_HEADS], dim=-1)
+    _, one = mha.attention(q, k, TOY_X @ W_V)
+    assert one[3, 1] + one[3, 2] <= 1 and one[3, 1] < 0.6 and one[3, 2] < 0.6
 
 
 def test_one_head_given_both_heads_features_splits_where_they_disagree():
