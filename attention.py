@@ -297,15 +297,21 @@ def softmax_sharpens() -> None:
 
 def softmax_backward(p: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
     r"""$\partial L / \partial s$ `[..., Sk]` from the weights $p$ and $g$."""
-    return p * (g - (p * g).sum(dim=-1, keepdim=True))
+    # p_j sum_k p_k (g_j - g_k): the formula above, as the p_k sum to 1, but
+    # with no g_j - (a number almost g_j) to lose to rounding when p_j ~ 1.
+    gaps = g.unsqueeze(-1) - g.unsqueeze(-2)  # g_j - g_k, [..., Sk, Sk]
+    return p * (gaps * p.unsqueeze(-2)).sum(dim=-1)
 
 
 # To count how many keys of a row receive gradient, take the sizes
 # $a_j = |\partial L / \partial s_j|$ and their *participation ratio*
 # $(\sum_j a_j)^2 / \sum_j a_j^2$: it is the number of keys when all get the
-# same, and $1$ when one gets everything. It does not change when every
-# $a_j$ is multiplied by the same number, so it is the same whether we
-# differentiate with respect to the raw or the scaled scores.
+# same. It cannot fall to $1$ here: the $p_j$ sum to 1, so the score
+# gradients sum to $0$, and what one key gains the others lose. The ratio is
+# then at least $2$, and exactly $2$ when the gradient flows between two keys
+# only. It does not change when every $a_j$ is multiplied by the same
+# number, so it is the same whether we differentiate with respect to the
+# raw or the scaled scores.
 
 
 def keys_receiving_gradient(grad: torch.Tensor) -> torch.Tensor:
@@ -319,9 +325,10 @@ def keys_receiving_gradient(grad: torch.Tensor) -> torch.Tensor:
 # and a random $g$ (as if the loss were a random linear function of the
 # weights). It scores them both ways, raw and scaled, and averages over the
 # draws: the variance of the scores, the largest weight (*max p*), the keys
-# receiving gradient (*keys*), and the size of the gradient that reaches the
-# query, $\lVert \partial L / \partial q \rVert$, which is what the query's
-# projection learns from.
+# receiving gradient (*keys*), the size of the gradient at the scores,
+# $\lVert \partial L / \partial s \rVert$, and the size of the gradient that
+# reaches the query, $\lVert \partial L / \partial q \rVert$, which is what
+# the query's projection learns from.
 
 
 def scaling_experiment(
@@ -357,6 +364,7 @@ def scaling_experiment(
                 f"var_{name}": scores.var().item(),
                 f"peak_{name}": p.amax(dim=-1).mean().item(),
                 f"keys_{name}": shared.mean().item(),
+                f"grad_s_{name}": grad_s.norm(dim=-1).mean().item(),
                 f"grad_q_{name}": grad_q.norm(dim=-1).mean().item(),
             }
         rows.append(report.ScalingRow(d_k=d_k, **measured))
@@ -364,27 +372,35 @@ def scaling_experiment(
 
 
 # Measured when this page was built, with the defaults above. Read the row
-# $d_k = 64$. Unscaled, the variance of the scores is about $d_k$, the
-# largest weight is far above the scaled one, and the gradient reaches a few
-# of the 16 keys; scaled, the variance stays about $1$, several times as
-# many keys share the gradient, and neither moves with the width. The last
-# two columns show what scaling does *not* do: it does not make the gradient
-# that reaches the query larger. That gradient is larger unscaled (part of
-# the reason is in the code: the scaled one carries the factor
-# $c = 1/\sqrt{d_k}$).
-#
-# So the table does not say that an unscaled model cannot learn: its
-# gradients are not small. (The paper, in §3.2.1, suspects that large dot
-# products leave the softmax with extremely small gradients; measured at the
-# query they are not, but they reach fewer keys.) Nor does the table say
-# anything about training: it holds at initialisation, for components of
-# variance $1$, and training changes the queries and keys. What it shows is
-# what the scale keeps fixed: the softmax's temperature, and with it how
-# many keys share the gradient at the start, stay the same whatever the
-# width of the head; unscaled, a wide head starts out training the few keys
-# that happen to win.
+# $d_k = 64$. Unscaled, the variance of the scores is about $d_k$ and the
+# largest weight is far above the scaled one; scaled, the variance stays
+# about $1$, and neither it nor the largest weight moves much with the width.
 
 #| print(report.format_scaling_table(scaling_experiment()))
+
+# The gradients, from the same draws. Unscaled, the gradient reaches a few of
+# the 16 keys, fewer the wider the head, until at $d_k = 1024$ the *keys*
+# column is close to its floor of $2$; scaled, more keys share it, and their
+# number hardly moves with the width.
+#
+# The paper, in §3.2.1, suspects that large dot products push the softmax
+# "into regions where it has extremely small gradients". The column
+# $\lVert \partial L / \partial s \rVert$ bears that out: unscaled, the
+# gradient at the scores shrinks as the head widens, while scaled it keeps
+# its size. The gradient that reaches the query is another matter. It is
+# $c \sum_j (\partial L / \partial s_j)\, k_j$, and a key's length grows
+# like $\sqrt{d_k}$; unscaled ($c = 1$) that growth makes up for the smaller
+# score gradient, so the last two columns show it larger unscaled at every
+# width (scaled, the factor $c = 1/\sqrt{d_k}$ cancels the growth).
+#
+# None of this says anything about training: it holds at initialisation,
+# for components of variance $1$, and training changes the queries and keys.
+# What it shows is what the scale keeps fixed: the softmax's temperature,
+# and with it the size of the gradient at the scores and how many keys share
+# it, stay the same whatever the width of the head; unscaled, a wide head
+# starts out training the few keys that happen to win.
+
+#| print(report.format_gradient_table(scaling_experiment()))
 
 # !!! tip "Try this"
 #     Remove `/ math.sqrt(d_k)` from the worked example and compare the row

@@ -28,6 +28,8 @@ class ScalingRow:
     peak_scaled: float  # the same with scaled scores
     keys_raw: float  # mean participation ratio of |dL/ds| over the keys
     keys_scaled: float  # the same with scaled scores
+    grad_s_raw: float  # mean norm of dL/ds, raw scores
+    grad_s_scaled: float  # the same with scaled scores
     grad_q_raw: float  # mean norm of dL/dq, raw scores
     grad_q_scaled: float  # the same with scaled scores
 
@@ -70,14 +72,25 @@ def vector_line(name: str, values: torch.Tensor, digits: int = 3) -> str:
 
 
 def format_scaling_table(rows: list[ScalingRow]) -> str:
-    """The scaling experiment as a Markdown table (its headings through `tr`)."""
+    """The forward half of the scaling experiment: variance and largest weight."""
     header = ["d_k", tr("Var raw"), tr("Var scaled"), tr("max p raw")]
-    header += [tr("max p scaled"), tr("keys raw"), tr("keys scaled")]
-    header += [tr("‖∂L/∂q‖ raw"), tr("‖∂L/∂q‖ scaled")]
+    header += [tr("max p scaled")]
     cells = [
         [f"{r.d_k}", f"{r.var_raw:.1f}", f"{r.var_scaled:.2f}"]
         + [f"{r.peak_raw:.2f}", f"{r.peak_scaled:.2f}"]
-        + [f"{r.keys_raw:.1f}", f"{r.keys_scaled:.1f}"]
+        for r in rows
+    ]
+    return markdown_table(header, cells, align="r" * len(header))
+
+
+def format_gradient_table(rows: list[ScalingRow]) -> str:
+    """The backward half: keys receiving gradient, ‖∂L/∂s‖ and ‖∂L/∂q‖."""
+    header = ["d_k", tr("keys raw"), tr("keys scaled")]
+    header += [tr("‖∂L/∂s‖ raw"), tr("‖∂L/∂s‖ scaled")]
+    header += [tr("‖∂L/∂q‖ raw"), tr("‖∂L/∂q‖ scaled")]
+    cells = [
+        [f"{r.d_k}", f"{r.keys_raw:.1f}", f"{r.keys_scaled:.1f}"]
+        + [f"{r.grad_s_raw:.3f}", f"{r.grad_s_scaled:.3f}"]
         + [f"{r.grad_q_raw:.2f}", f"{r.grad_q_scaled:.2f}"]
         for r in rows
     ]
