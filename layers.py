@@ -11,22 +11,26 @@ summary: Residual connections, LayerNorm, the feed-forward network and
 [Multi-head attention](mha.html#MultiHeadAttention) takes a sequence of
 vectors `[B, S, D]` and gives one of the same shape, each output a weighted
 average of value vectors passed through one linear map. That is not yet a
-model. Attention cannot see the order of its inputs; it does no work on a
-position's own features beyond that one linear map; and a deep stack of it
-is hard to train. A *transformer layer*, or *block*, adds what is missing
-around attention: a *residual connection* and a *LayerNorm* around each
-sublayer, and a *feed-forward network* after attention. Below the stack,
+model. Without a mask, attention cannot see the order of its inputs (a
+causal mask gives some of it away: language models without position
+embeddings still learn some position, [Haviv et al.,
+2022](https://arxiv.org/abs/2203.16634)); and it does no work on a
+position's own features beyond that one linear map. A *transformer layer*,
+or *block*, adds what is missing around attention: a *residual connection*
+and a *LayerNorm* around each sublayer, and a *feed-forward network* after
+attention. Below the stack,
 token and *position* embeddings turn token ids into vectors; above it, a
 linear *head* turns each vector into one score per token of the vocabulary.
 
-The figure is the model that [chapter 4](train.html) trains on
-Shakespeare: a *decoder-only* stack, in GPT-2's layout. `L` is the number
-of blocks and `N` the number of tokens in the vocabulary; `B`, `S` and `D`
-are the batch, the sequence length and the width, as before. This page
-builds its parts one at a time: residual connections and LayerNorm, the
-feed-forward block, position encodings; then the encoder and decoder
-layers of the original paper, with cross-attention, and a tiny
-encoder–decoder that learns to reverse digits in seconds.
+The figure is not this page's model but [chapter 4](train.html)'s: a
+*decoder-only*, pre-LN stack in GPT-2's layout, which that chapter
+assembles and trains on Shakespeare. `L` is the number of blocks and `N`
+the number of tokens in the vocabulary; `B`, `S` and `D` are the batch,
+the sequence length and the width, as before. This page builds the parts
+one at a time: residual connections and LayerNorm, the feed-forward block,
+position encodings; then the post-LN encoder and decoder layers of the
+original paper, with cross-attention, and a tiny encoder–decoder that
+learns to reverse digits in seconds.
 """
 
 from __future__ import annotations
@@ -79,10 +83,9 @@ def layer_norm_by_hand() -> None:
 # **Residual connections.** Each sublayer $f$ (attention, or the feed-forward
 # network) adds its output to its input, $x + f(x)$, instead of replacing
 # it. The vector that runs up the stack, the *residual stream*, is then the
-# embeddings plus a sum of sublayer outputs, and the gradient has a path
-# around every sublayer, since $\partial(x + f(x))/\partial x = I +
-# \partial f / \partial x$: it need not pass through every layer's weights
-# to reach the bottom.
+# embeddings plus a sum of sublayer outputs. Since $\partial(x + f(x))/
+# \partial x = I + \partial f / \partial x$, the gradient of the sum reaches
+# $x$ both through $f$ and around it.
 #
 # **Where the norm goes.** The paper normalises after the sum,
 # $x \leftarrow \mathrm{LN}(x + f(x))$: *post-LN*. GPT-2
@@ -90,8 +93,11 @@ def layer_norm_by_hand() -> None:
 # §2.3), and chapter 4 after it, normalise each sublayer's input and leave
 # the sum alone, $x \leftarrow x + f(\mathrm{LN}(x))$: *pre-LN*, with one
 # more LayerNorm after the last block (the figure's). The residual stream
-# of a pre-LN stack is never normalised on its way up. One function does
-# both orders; the layers below call it for each sublayer.
+# of a pre-LN stack is never normalised on its way up, so the gradient has a
+# path from the last block down to the embeddings through no sublayer and no
+# LayerNorm. In post-LN there is no such path: every path down goes through
+# each LayerNorm. One function does both orders; the layers below call it
+# for each sublayer.
 
 
 def residual(
@@ -129,20 +135,20 @@ def residual(
 class FeedForward(nn.Sequential):
     """`[B, S, D] -> [B, S, 4 D] -> [B, S, D]`, the same at every position."""
 
-    def __init__(self, d_model: int, dropout: float = 0.0):
+    def __init__(self, d_model: int):
         super().__init__(
             nn.Linear(d_model, 4 * d_model),  # x W1 + b1
             nn.ReLU(),  # max(0, .)
             nn.Linear(4 * d_model, d_model),  # . W2 + b2
-            nn.Dropout(dropout),
         )
 
 
 # The same weights apply at every position, so the network run on a whole
 # sequence gives what it gives run on each position by itself (the first
-# line below). It holds most of a block's weights: $8D^2 + 5D$ against
-# attention's $4D^2 + 4D$ (its four `D × D` projections); the second line
-# counts both at `D = 32`.
+# line below). It has $8D^2 + 5D$ weights against attention's $4D^2 + 4D$
+# (its four `D × D` projections); the second line counts both at `D = 32`.
+# So it holds most of an encoder layer's weights, and about as many as the
+# decoder layer's two attentions together.
 
 
 def feed_forward_facts(d_model: int = 32) -> None:
@@ -268,10 +274,11 @@ def check_offset(k: int = 5, positions: int = 100, d_model: int = 32):
 # that learned embeddings did about as well as the waves (§3.5 and Table 3,
 # row E). Many newer models put position into attention itself: RoPE
 # rotates each query and key by its position's angles, the rotation above
-# applied to $q$ and $k$ so that their dot product depends only on the
-# offset ([Su et al., 2021](https://arxiv.org/abs/2104.09864)); ALiBi adds
-# to each score a penalty proportional to the distance between query and
-# key ([Press et al., 2022](https://arxiv.org/abs/2108.12409)).
+# applied to $q$ and $k$ so that their dot product depends on the two
+# positions only through their offset
+# ([Su et al., 2021](https://arxiv.org/abs/2104.09864)); ALiBi adds to each
+# score a penalty proportional to the distance between query and key
+# ([Press et al., 2022](https://arxiv.org/abs/2108.12409)).
 #
 # ## Encoder and decoder layers with cross-attention
 #
@@ -372,10 +379,13 @@ class DecoderLayer(nn.Module):
 # sequence of six digits: given the source `3 1 4 1 5 9` it must write
 # `9 5 1 4 1 3`. To write output position $i$, the decoder must read source
 # position $(5 - i)$, so if cross-attention learns the task, its weights form
-# an anti-diagonal. Token and learned position embeddings go in; one
-# encoder layer, one decoder layer and a linear head to `N = 11` tokens (the
-# ten digits 0 to 9 and a start token) come out. The options `positions`,
-# `heads`, `layers` and `norm_first` are for the experiments after it.
+# an anti-diagonal. One encoder layer and one decoder layer sit between
+# token and learned position embeddings and a linear head to `N = 11`
+# tokens (the ten digits 0 to 9 and a start token). The encoder and the
+# decoder share the embeddings: `embed` serves both (the paper shares its
+# token embeddings too, and with the output layer, §3.4). The options
+# `positions`, `heads`, `layers` and `norm_first` are for the experiments
+# after it.
 
 
 START = 10  # the start token's id, after the digits 0 to 9
@@ -433,9 +443,10 @@ class Reverser(nn.Module):
 # Training shows the decoder the reversed sequence shifted right by one, the
 # start token first (*teacher forcing*), so that every position is trained in
 # one step. All sources have six digits, so the memory has no padding and
-# no mask. Training runs on one thread, so that the model is the same on
-# every machine, whatever its core count (PyTorch may split a sum among
-# threads in another order, which changes its rounding).
+# no mask. Training runs on one thread, so that the trained model does not
+# depend on how many cores the machine has (PyTorch may split a sum among
+# threads in another order, which changes its rounding); another CPU or
+# PyTorch build may still round differently.
 
 
 def reversal_batch(generator: torch.Generator, batch: int, length: int = 6):

@@ -74,7 +74,7 @@ def test_decoder_layer_ignores_padded_memory():
 
 
 def test_decoder_layer_fully_padded_memory_gives_no_nan():
-    layer = make_decoder().train()  # dropout is 0; gradients flow
+    layer = make_decoder().train()  # training mode; gradients flow
     x = torch.randn(2, 4, D_MODEL, requires_grad=True)
     memory = torch.randn(2, 6, D_MODEL, requires_grad=True)
     mask = padding_mask(torch.tensor([6, 0]))  # sequence 1: no memory at all
