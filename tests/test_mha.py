@@ -123,6 +123,7 @@ def test_without_bias_matches_torch(explicit):
 @pytest.mark.parametrize("seq_k", [11, 15], ids=["self", "cross"])
 def test_matches_labml_nn(monkeypatch, seq_k):
     import labml.tracker as labml_tracker
+
     # labml-nn 0.5.1 calls labml.tracker.debug, which labml 0.5.3 removed.
     monkeypatch.setattr(labml_tracker, "debug", lambda *a, **k: None, raising=False)
     from labml_nn.transformers.mha import MultiHeadAttention as LabmlMHA
@@ -467,6 +468,7 @@ def test_one_head_given_both_heads_features_splits_where_they_disagree():
 
 def test_labml_state_dict_without_bias_keeps_biases_ours_drops(monkeypatch):
     import labml.tracker as labml_tracker
+
     monkeypatch.setattr(labml_tracker, "debug", lambda *a, **k: None, raising=False)
     from labml_nn.transformers.mha import MultiHeadAttention as LabmlMHA
 
