@@ -204,6 +204,8 @@ def check_cache(steps: int = 48, d_model: int = 64, heads: int = 4) -> None:
 # a log scale. The recomputed step grows fastest, since it redoes all the
 # prefix; the cached step grows slowly, because only its attention over the
 # stored keys gets longer; and the gap between them widens with the prefix.
+# The module timed is not chapter 4's model: it is wider, with more heads
+# (the settings line below), and its prefixes run past that model's window.
 
 KV_TIMING = Path("runs/mha/kv_cache.json")
 
@@ -249,14 +251,17 @@ def cache_memory(path: Path = MODEL) -> None:
 #
 # ## Re-encoding at the window's edge
 #
-# The window cannot slide one character at a time past `context`: position
-# embeddings are absolute, and every cached key was computed at its old
-# position. When the window is full we *re-encode*: empty the caches and run
-# the last `keep` characters as a fresh prompt, at positions $0, 1, \ldots$.
-# That costs `keep` positions once every `context - keep + 1` characters, a
-# bounded amount per character. Without the cache the same windows are
-# recomputed whole, so both ways see the same windows and, with the same seed,
-# write the same text.
+# With the cache, the window cannot slide one character at a time past
+# `context`: position embeddings are absolute, and every cached key was
+# computed at its old position. When the window is full we *re-encode*:
+# empty the caches and run the last `keep` characters as a fresh prompt, at
+# positions $0, 1, \ldots$. That costs `keep` positions once every
+# `context - keep + 1` characters, a bounded amount per character. Its
+# price is context: after each re-encoding the model sees only `keep`
+# characters, not `context`. Without the cache a window could slide,
+# recomputed whole at every step; `use_cache=False` recomputes the same
+# re-encoded windows instead, so both ways see the same windows and, with the
+# same seed, write the same text.
 #
 # ## `generate`
 #
@@ -455,15 +460,15 @@ def show_chosen_heads(path: Path = MODEL, n: int = 36):
 #
 # * **The characters just before.** Three heads of the first layer are
 #   lines at a fixed distance below the diagonal: one reads the previous
-#   character, one the character two back, and one mostly the character
-#   three back (the table's *1 back*, *2 back* and *3 back* columns). Between
-#   them they hand each position the few characters before it, the context
-#   an n-gram model would count. The model leans on them: the box below
-#   zeroes each head in turn.
+#   character, one the character two back, and one puts about half its
+#   weight on the character three back (the table's *1 back*, *2 back* and
+#   *3 back* columns). Between them they hand each position the few
+#   characters before it, the context an n-gram model would count. The
+#   model leans on them: the box below zeroes each head in turn.
 # * **Where the line starts.** A few heads, most of them in the deeper
 #   layers, put several times their even share on the newline that began the
-#   current line (the *line start* column). In the figure, every character
-#   of "Is the day so young?" looks back at the newline after "ROMEO:".
+#   current line (the *line start* column). In the figure, most characters
+#   of "Is the day so young?" look back at the newline after "ROMEO:".
 # * **The rest.** The other heads spread their weight over many earlier
 #   characters, and none of the table's patterns describes them. No head
 #   reads *word start* the way the first layer reads its fixed distances:
@@ -471,8 +476,8 @@ def show_chosen_heads(path: Path = MODEL, n: int = 36):
 #   since a word's first letters sit just after its space. What the diffuse
 #   heads do would take more than one passage to tell.
 #
-# None of this was designed: nothing in the code asks a head for a pattern.
-# These are what training found useful for predicting the next character.
+# None of this was designed: nothing in the code asks a head for a pattern;
+# training found it. How much the model uses each head is measured below.
 #
 # !!! tip "Try this"
 #     Silence one head: zero its $D_k$ columns of the output projection
@@ -480,8 +485,9 @@ def show_chosen_heads(path: Path = MODEL, n: int = 36):
 #     measure the validation loss again. The function below does that for
 #     each head in turn, on a copy of the model and on `windows` random
 #     windows of the validation text, and prints how much the loss rises
-#     from the intact model's (the corner of the table). Compare the first
-#     layer's row, where the n-gram heads are, with the others.
+#     from the intact model's (the corner of the table). The first layer's
+#     look-back heads carry most of it; any one head of the deeper layers,
+#     the line-start heads among them, costs little when silenced alone.
 
 
 def try_zeroing_heads(path: Path = MODEL, windows: int = 32) -> None:
@@ -546,12 +552,17 @@ def try_zeroing_heads(path: Path = MODEL, windows: int = 32) -> None:
 #   [build-nanogpt](https://github.com/karpathy/build-nanogpt) builds that
 #   reproduction step by step.
 #
-# `python generate.py` samples from a model file, with the options of
-# `python train.py sample`.
+# `python generate.py` samples from `runs/cpu/model.pt` (or `--checkpoint`),
+# with the options of `python train.py sample`.
 
 if __name__ == "__main__":
+    import os
     import sys
 
-    from train import main
+    from trainkit import RunError, cli
 
-    main(["sample", *sys.argv[1:]])
+    cli.utf8_output()
+    try:
+        cli.sample(sys.argv[1:], load_model, "generate.py", os.path.relpath(MODEL))
+    except RunError as e:
+        sys.exit(f"generate.py: error: {e}")

@@ -183,6 +183,26 @@ def test_both_commands_sample_the_recorded_text(script):
     assert result.stdout == recorded[: len(prompt) + 60] + "\n"
 
 
+def test_generate_py_defaults_to_the_shipped_model_and_names_itself(tmp_path):
+    # A fresh clone has no out/: `python generate.py` reads runs/cpu/model.pt.
+    command = [sys.executable, str(ROOT / "generate.py"), "--tokens", "5"]
+    plain = subprocess.run(
+        [*command, "--seed", "3"], cwd=tmp_path, capture_output=True,
+        text=True, timeout=120, check=True,
+    )  # fmt: skip
+    given = subprocess.run(
+        [*command, "--seed", "3", "--checkpoint", str(MODEL)], cwd=tmp_path,
+        capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    assert plain.stdout == given.stdout and len(plain.stdout) == 1 + 5 + 1
+    missing = subprocess.run(
+        [*command, "--checkpoint", "nope.pt"], cwd=tmp_path,
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert missing.returncode != 0
+    assert missing.stderr.startswith("generate.py: error: ")
+
+
 # ------------------------------------------------------------- the cache size
 
 

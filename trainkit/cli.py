@@ -143,15 +143,18 @@ def parse_config(
         parser.exit(2, f"{prog}: error: {error}\n")
 
 
-def sample_parser() -> argparse.ArgumentParser:
-    """The options of `python train.py sample`."""
+def sample_parser(
+    prog: str = "train.py sample", checkpoint: str = "the newest out/*/ckpt.pt"
+) -> argparse.ArgumentParser:
+    """The options of `python train.py sample` (or of `prog`, whose default
+    `--checkpoint` is described by `checkpoint`)."""
     parser = _Parser(
-        prog="train.py sample",
+        prog=prog,
         description="Continue a prompt with a trained model, printing each "
         "character as it is drawn.",
     )
     add = parser.add_argument
-    add("--checkpoint", help="checkpoint file (default: the newest out/*/ckpt.pt)")
+    add("--checkpoint", help=f"checkpoint file (default: {checkpoint})")
     add("--prompt", default="\n", help="text to continue (default: a newline)")
     add("--tokens", type=int, default=500, help="characters to write (default: 500)")
     add("--temperature", type=float, default=0.8, help="> 0; lower is safer (0.8)")
@@ -161,8 +164,8 @@ def sample_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def parse_sample(argv: Sequence[str]) -> argparse.Namespace:
-    parser = sample_parser()
+def parse_sample(argv: Sequence[str], **names: str) -> argparse.Namespace:
+    parser = sample_parser(**names)
     args = parser.parse_args(list(argv))
     # `nan` and `inf` parse as floats: `nan` fails every comparison, and
     # `inf` would flatten every distribution to uniform noise.
@@ -226,10 +229,14 @@ at --steps leaves nothing to do: the run says so and exits with status 0; one
 past --steps is an error (status 1). Neither writes anything."""
 
 
-def sample(argv: Sequence[str], load_model) -> None:
+def sample(
+    argv: Sequence[str], load_model, prog: str = "train.py sample", default=None
+) -> None:
     """`python train.py sample`: continue `--prompt` with the model that
     `load_model(path, device)` reads, printing each character as it is drawn,
-    on one thread (decoding is a chain of tiny operations)."""
+    on one thread (decoding is a chain of tiny operations). `default` is the
+    checkpoint read without `--checkpoint` (None: the newest under `out/`);
+    errors name `prog`."""
     from pathlib import Path
 
     import torch
@@ -237,8 +244,12 @@ def sample(argv: Sequence[str], load_model) -> None:
     from generate import generate  # the sampler of the next chapter
     from trainkit.checkpoints import newest_checkpoint
 
-    args = parse_sample(argv)
-    path = Path(args.checkpoint) if args.checkpoint else newest_checkpoint(Path("out"))
+    names = {"prog": prog} if default is None else {"prog": prog, "checkpoint": default}
+    args = parse_sample(argv, **names)
+    if args.checkpoint:
+        path = Path(args.checkpoint)
+    else:
+        path = Path(default) if default else newest_checkpoint(Path("out"))
     torch.set_num_threads(1)
     model, vocab = load_model(path, torch.device(args.device))
     prompt = vocab.encode(args.prompt, "--prompt")

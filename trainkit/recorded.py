@@ -147,12 +147,16 @@ def ablation_table(folder: Path = ABLATIONS) -> None:
 
 
 def ablation_budget(folder: Path = ABLATIONS) -> None:
-    """The command that recorded the ablation table, and each run's budget."""
+    """The command that recorded the ablation table, and each run's budget,
+    with the passes over the training text it makes (the text being the
+    recorded run's)."""
     results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
     steps = results["runs"][0]["evaluations"][-1]["step"]
+    cfg = results["config"]
+    run, _ = run_record()
+    train_chars = int(run["characters"] * (1 - cfg["val_fraction"]))
+    passes = steps * cfg["batch_size"] * cfg["context"] / train_chars
     print("python -m trainkit.ablations runs/ablations")
-    print(
-        tr("each run: the cpu preset for {steps} steps, on one thread").format(
-            steps=steps
-        )
-    )
+    line = tr("each run: the cpu preset for {steps} steps ({passes} passes over the "
+              "training text), on one thread")  # fmt: skip
+    print(line.format(steps=steps, passes=f"{passes:.2f}"))
