@@ -215,7 +215,7 @@ def try_one_head_for_both() -> None:
     q = torch.cat([TOY_X @ w_q for w_q, _ in TOY_HEADS], dim=-1)  # [S, 4]
     k = torch.cat([TOY_X @ w_k for _, w_k in TOY_HEADS], dim=-1)  # [S, 4]
     _, weights = attention(q, k, TOY_X @ W_V)  # [S, S]
-    print(report.matrix_table(weights, WORDS, WORDS) + "\n")
+    print(report.matrix_table(weights, WORDS, WORDS, corner=tr("one head")) + "\n")
     mice = [weights[3], *(w[3] for w in toy_heads()[0])]  # 3 rows [S]
     rows = [tr("one head"), tr("head 0"), tr("head 1")]
     print(report.matrix_table(torch.stack(mice), rows, WORDS))

@@ -69,14 +69,20 @@ def markdown_table(header: list[str], rows: list[list[str]], align: str) -> str:
 
 
 def matrix_table(
-    matrix: torch.Tensor, rows: list[str], columns: list[str], digits: int = 2
+    matrix: torch.Tensor,
+    rows: list[str],
+    columns: list[str],
+    digits: int = 2,
+    corner: str = "",
 ) -> str:
-    """A 2-D tensor as a Markdown table with named rows and columns."""
+    """A 2-D tensor as a Markdown table with named rows and columns (and the
+    `corner` cell, which can say what the rows are)."""
     cells = [
         [name] + [f"{value:.{digits}f}" for value in row.tolist()]
         for name, row in zip(rows, matrix, strict=True)
     ]
-    return markdown_table([""] + columns, cells, align="l" + "r" * len(columns))
+    header = [corner, *columns]
+    return markdown_table(header, cells, align="l" + "r" * len(columns))
 
 
 def class_columns(prefixes: list[str]) -> list[str]:
