@@ -149,7 +149,7 @@ TOY_HEADS = [(W_Q0, W_K0), (W_Q1, W_K1)]
 def head_0_is_chapter_1() -> None:
     same_q = torch.equal(TOY_X @ W_Q0, TOY_QUERIES)  # [S, Dk]
     same_k = torch.equal(TOY_X @ W_K0, TOY_KEYS)  # [S, Dk]
-    print(f"queries equal: {same_q}; keys equal: {same_k}")
+    print(tr("queries equal: {q}; keys equal: {k}").format(q=same_q, k=same_k))
 
 
 #| head_0_is_chapter_1()
@@ -331,7 +331,7 @@ def try_one_head(d_model: int = 8, seed: int = 0) -> None:
         q, k, v = mini.query(x), mini.key(x), mini.value(x)  # [B, S, D]
         by_hand = mini.output(attention(q, k, v)[0])  # [B, S, D]
         difference = (mini(x, x) - by_hand).abs().max()
-    print(f"heads=1 against attention(): {difference:.1e}")
+    print(tr("heads=1 against attention(): {d}").format(d=f"{difference:.1e}"))
 
 
 #| try_one_head()
@@ -361,8 +361,9 @@ def try_swapping_heads(d_model: int = 8, seed: int = 0) -> None:
                 w_o = swapped.output.weight  # a column per input feature
                 w_o.copy_(w_o[:, order])
             change = (swapped(x, x) - mini(x, x)).abs().max()
-        where = "W^Q, W^K, W^V" + (" and W^O" if also_output else " only")
-        print(f"swapped in {where}: output changes by {change:.1e}")
+        where = tr("W^Q, W^K, W^V and W^O") if also_output else tr("W^Q, W^K, W^V only")
+        line = tr("swapped in {where}: output changes by {c}")
+        print(line.format(where=where, c=f"{change:.1e}"))
 
 
 #| try_swapping_heads()
@@ -694,7 +695,6 @@ def check_against_pytorch(seed: int = 0) -> list[report.CheckRow]:
 # `python mha.py` runs the demonstrations.
 
 if __name__ == "__main__":
-    print("MinimalMHA against MultiHeadAttention:\n")
     check_minimal()
     print("\nLargest difference from torch.nn.MultiheadAttention (float32):\n")
     print(report.format_check_table(check_against_pytorch()))

@@ -104,13 +104,12 @@ def print_blocks(
 ) -> None:
     """What `heads_as_blocks` found: the shapes, and the largest difference."""
     heads = weight.shape[0] // block.shape[0]
-    print(
-        f"weight {list(weight.shape)} -> {heads} blocks of {list(block.shape)};", end=""
-    )
-    print(f" output {list(together.shape)}")
+    shapes = tr("weight {w} -> {n} blocks of {b}; output {o}")
+    w, b, o = (list(t.shape) for t in (weight, block, together))
+    print(shapes.format(w=w, n=heads, b=b, o=o))
     eps = torch.finfo(torch.float32).eps
-    print(f"largest difference: {difference:.1e}; float32 steps near 1 are", end=" ")
-    print(f"{eps:.1e} apart")
+    line = tr("largest difference: {d}; float32 steps near 1 are {eps} apart")
+    print(line.format(d=f"{difference:.1e}", eps=f"{eps:.1e}"))
 
 
 def print_differences(pairs: dict[str, tuple[torch.Tensor, torch.Tensor]]) -> None:

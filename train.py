@@ -147,7 +147,7 @@ def try_the_vocabulary(word: str = "ROMEO", stranger: str = "ж") -> None:
     try:
         vocab.encode(stranger)
     except RunError as error:
-        print(error)
+        print(tr("{c} is refused: {e}").format(c=repr(stranger), e=error))
 
 
 #| try_the_vocabulary()
