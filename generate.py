@@ -77,7 +77,8 @@ def next_char_table(path: Path = MODEL, prompt: str = PROMPT) -> None:
 # grows): more surprising text, and more misspelt words. At `T = 1` the
 # distribution is the model's own.
 #
-# *Top-k* keeps the `top_k` likeliest characters and sets the logits of the
+# *Top-k* keeps the `top_k` likeliest characters (and any tied with the
+# last of them) and sets the logits of the
 # others to $-\infty$, so that the softmax gives them exactly 0 and the kept
 # ones share all the probability, in the same proportions as before: the
 # last column. A rare slip is then never drawn.
@@ -157,8 +158,8 @@ def try_greedy(tokens: int = 200) -> None:
 # computes one position, the new one: it appends that position's key and
 # value to its cache and attends from its query over everything cached. Per
 # character that is the projections and feed-forward network of one
-# position, and attention over $S$ stored keys, in each of the $L$ blocks:
-# $O(S)$ work instead of $O(S^2)$.
+# position, and attention over $S$ stored keys, in each of the $L$ blocks,
+# instead of $S$ positions' projections and $S \times S$ scores.
 #
 # The class is [`KVCache`](mha.html#KVCache), from chapter 2:
 # `MultiHeadAttention` takes it as `kv_cache`, and
@@ -371,8 +372,9 @@ PASSAGE = (
 def attention_maps(model: CharTransformer, ids: torch.Tensor) -> torch.Tensor:
     """The weights of every head for `ids` `[S]`: `[L, H, S, S]`."""
     model.eval()
-    positions = torch.arange(len(ids))
-    x = model.token(ids[None]) + model.position(positions)  # [1, S, D]
+    x = model.token(ids[None])  # [1, S, D], as CharTransformer.forward
+    if model.positions:
+        x = x + model.position(torch.arange(len(ids)))
     maps = []
     for block in model.blocks:
         x, weights = block_with_weights(block, x)  # weights [1, H, S, S]
@@ -467,7 +469,8 @@ def show_chosen_heads(path: Path = MODEL, n: int = 36):
 #   model leans on them: the box below zeroes each head in turn.
 # * **Where the line starts.** A few heads, most of them in the deeper
 #   layers, put several times their even share on the newline that began the
-#   current line (the *line start* column). In the figure, most characters
+#   current line (the *line start* column; for a line's first character
+#   that newline is also the one back). In the figure, most characters
 #   of "Is the day so young?" look back at the newline after "ROMEO:".
 # * **The rest.** The other heads spread their weight over many earlier
 #   characters, and none of the table's patterns describes them. No head

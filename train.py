@@ -94,8 +94,8 @@ def counted() -> list[tuple[str, float]]:
 
 # Grey, the mean loss of each `log_interval` training batches; markers,
 # the evaluations; dashed, the counters. Validation loss is the one that
-# counts, on text never trained on (estimated on `eval_batches` random
-# windows; the counters' on every validation character).
+# counts, on text never trained on (estimated on `eval_batches` batches of
+# random windows; the counters' on every validation character).
 
 #| recorded.loss_curve(counted())  | alt: loss by step, falling from ln N past trigram
 
@@ -191,8 +191,8 @@ def get_batch(data, cfg: Config, rng: torch.Generator, rank: int, world: int):
 # A decoder-only transformer, as in GPT (chapter 3 has
 # [the figure](layers.html)). Each block reads the *residual stream* `x`
 # `[B, S, D]` and adds to it twice, $x \leftarrow x + f(\mathrm{LN}(x))$:
-# once with causal self-attention, where each position gathers from those
-# before it, and once with a feed-forward network, which works on each
+# once with causal self-attention, where each position gathers from itself
+# and those before it, and once with a feed-forward network, which works on each
 # position alone. This is *pre-LN*, GPT-2's order: the sum itself is left
 # untouched, so the gradient has a path from the loss to the first block
 # that only the final LayerNorm (`ln_f`, below) rescales. The original
@@ -206,8 +206,9 @@ def get_batch(data, cfg: Config, rng: torch.Generator, rank: int, world: int):
 # the training text too closely cost something. The `gpu` preset uses 0.2,
 # the `cpu` preset 0. Yet its run passed over the training text more than
 # once, and its validation-minus-training gap grew (the run table above).
-# The validation text is other plays, mostly with other speakers, so part
-# of the gap is a change of text; its growth points to fitting. The
+# The validation text is the corpus's last tenth, other scenes than those
+# trained on, so part of the gap may be a change of text; its growth points
+# to fitting. The
 # `dropout-0.1` [ablation](#what-each-choice-is-worth) is a shorter run,
 # with fewer passes over the text (the line above its table).
 
@@ -367,8 +368,7 @@ def make_optimizer(model: nn.Module, cfg: Config) -> torch.optim.AdamW:
 #
 # A pure function of the step $t = 0, 1, \ldots, \mathrm{steps} - 1$, so a
 # resumed run picks up exactly where it stopped. For the first `warmup`
-# steps, while Adam's running averages are still poor estimates, it rises
-# linearly from $\mathrm{lr}/\mathrm{warmup}$ at step 0 to `lr`:
+# steps it rises linearly from $\mathrm{lr}/\mathrm{warmup}$ at step 0 to `lr`:
 #
 # $$
 # \eta_t = \mathrm{lr} \cdot \frac{t + 1}{\mathrm{warmup}}.
