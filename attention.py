@@ -134,8 +134,9 @@ def print_toy_weights() -> None:
 # it scored 0 against. The row of `small` splits its weight equally between
 # `cats` and `mice`: nothing in these features tells the two nouns apart,
 # and attention on its own does not know word order, so it cannot prefer the
-# noun right after it. (Models add each token's position to it for this;
-# [the transformer layer](layers.html) does.) The same weights as a heatmap,
+# noun right after it. (Models give attention each token's position for
+# this; [the transformer layer](layers.html) shows how.) The same weights as
+# a heatmap,
 # a row per query and a column per key:
 
 
@@ -213,7 +214,8 @@ def attention(
     if mask is not None:
         scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
     # Each row of weights sums to one over the keys,
-    # $A = \mathrm{softmax}_{\text{keys}}(S)$.
+    # $A = \mathrm{softmax}_{\text{keys}}(S)$ (until dropout, in training,
+    # zeroes some of them and scales the rest up).
     weights = scores.softmax(dim=-1)
     # A fully masked row came out uniform (all its scores were equal); zeroing
     # the masked weights turns it into a row of zeros, so that query reads
@@ -497,7 +499,7 @@ def padding_mask(
 # with a boolean mask (a test compares the two). In the
 # [multi-head module](mha.html#MultiHeadAttention) that zero then goes
 # through the output projection, so what comes out is that projection's
-# bias.
+# bias (on the CPU; other devices' kernels are not tested here).
 #
 # Below, six positions of which the last two are padding. The queries and
 # keys are set by hand so that each query prefers the key just before it, and

@@ -145,10 +145,10 @@ class FeedForward(nn.Sequential):
 
 # The same weights apply at every position, so the network run on a whole
 # sequence gives what it gives run on each position by itself (the first
-# line below). It has $8D^2 + 5D$ weights against attention's $4D^2 + 4D$
-# (its four `D × D` projections); the second line counts both at `D = 32`.
-# So it holds most of an encoder layer's weights, and about as many as the
-# decoder layer's two attentions together.
+# line below). It has $8D^2 + 5D$ parameters (weights and biases) against
+# attention's $4D^2 + 4D$ (its four `D × D` projections); the second line
+# counts both at `D = 32`. So it holds most of an encoder layer's
+# parameters, and about as many as the decoder layer's two attentions.
 
 
 def feed_forward_facts(d_model: int = 32) -> None:
@@ -621,8 +621,9 @@ def warmup_experiment() -> None:
 # and 2 it gets almost no sequence right; the warmup rescues seed 0 but not
 # seed 2. Pre-LN gets nearly every sequence right on every seed, with or
 # without warmup. At this depth and rate the record agrees with Xiong et
-# al.: post-LN is the order that needs a warmup, and here a warmup is not
-# always enough, while pre-LN trains without one. The one-layer reverser
+# al. as far as three seeds can: pre-LN trains on every seed without a
+# warmup, post-LN fails on some seeds with or without one, and the warmup
+# helped one seed of three. The one-layer reverser
 # above trains without one at its lower rate; the record does not say at
 # what depth or rate the trouble starts.
 

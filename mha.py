@@ -15,7 +15,7 @@ Vaswani et al. call this *multi-head attention* in
 
 The sections below follow one another: the heads' projections are blocks of
 one matrix; two heads built by hand each put nearly all of a word's weight on
-a different word, which one head cannot do for both at once; a minimal module
+a different word, which one head cannot do for both words at once; a minimal module
 of about twenty lines computes multi-head attention; the full module that the
 later chapters use adds what training and generating need; its key/value
 cache serves generation; PyTorch's `torch.nn.MultiheadAttention` gives the
@@ -186,7 +186,7 @@ def draw_toy_heads() -> None:
 # $W^O$ then mixes the heads into one vector per word. A learned $W^O$ is
 # `[D, D]` and can weigh and combine the heads in any way. Set by hand here,
 # `[2 × 3, 6]`, it is the identity: head 0's columns become the output
-# features "partner: ...", head 1's "before: ..." (printed below). Both
+# features "partner: ...", head 1's "before: ..." (the rows below). Both
 # answers survive: in the table, the column of `mice` says that its partner
 # is an action and that the word before it is an adjective. A $W^O$ adding
 # the heads' columns class by class would blend them again.
@@ -195,11 +195,9 @@ W_O = torch.eye(6)  # [2 x 3, 6]: head 0 -> partner, head 1 -> before
 
 
 def print_toy_output() -> None:
-    heads = report.class_columns(["0", "1"])  # Concat's columns
     names = report.class_columns([tr("partner"), tr("before")])
-    report.print_routing(W_O, heads, names)  # each nonzero entry of W^O
     out = toy_heads()[1] @ W_O  # [S, 6]
-    print("\n" + report.matrix_table(out.T, names, WORDS))  # [6, S]
+    print(report.matrix_table(out.T, names, WORDS, corner=tr("output")))
 
 
 #| print_toy_output()
@@ -208,17 +206,17 @@ def print_toy_output() -> None:
 #     Ask one head to do both: give it both heads' features, queries
 #     $[Q_0 \mid Q_1]$ and keys $[K_0 \mid K_1]$ of width 4, so that its
 #     $QK^\top$ is the two heads' $QK^\top$ added. The function below
-#     prints its weights, then `mice`'s row beside the two heads'.
+#     prints its weights, then `mice`'s rows in the two heads.
 
 
 def try_one_head_for_both() -> None:
     q = torch.cat([TOY_X @ w_q for w_q, _ in TOY_HEADS], dim=-1)  # [S, 4]
     k = torch.cat([TOY_X @ w_k for _, w_k in TOY_HEADS], dim=-1)  # [S, 4]
     _, weights = attention(q, k, TOY_X @ W_V)  # [S, S]
-    print(report.matrix_table(weights, WORDS, WORDS, corner=tr("one head")) + "\n")
-    mice = [weights[3], *(w[3] for w in toy_heads()[0])]  # 3 rows [S]
-    rows = [tr("one head"), tr("head 0"), tr("head 1")]
-    print(report.matrix_table(torch.stack(mice), rows, WORDS))
+    mice = [w[3] for w in toy_heads()[0]]  # mice's row in heads 0, 1
+    rows = [*WORDS, tr("mice, head 0"), tr("mice, head 1")]
+    table = torch.cat([weights, torch.stack(mice)])  # [S + 2, S]
+    print(report.matrix_table(table, rows, WORDS, corner=tr("one head")))
 
 
 #| try_one_head_for_both()
@@ -228,9 +226,9 @@ def try_one_head_for_both() -> None:
 # added and divided by $\sqrt 2$. Where the two heads want different words,
 # the one head splits its weight between them: the rows of `cats` and
 # `mice` put about half on each. One softmax row is one weighted average,
-# its weights summing to 1, so one head cannot put nearly all of a word's
-# weight on two positions at once. Two heads can, as the second table shows
-# for `mice`: head 0 on `chase`, head 1 on `small`; and $W^O$ keeps both.
+# its weights summing to 1, so one head cannot give each of two positions
+# nearly all of a word's weight at once. Two heads can, as the last two rows
+# show for `mice`: head 0 on `chase`, head 1 on `small`; and $W^O$ keeps both.
 
 # ## A minimal module
 #

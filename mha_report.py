@@ -91,14 +91,6 @@ def class_columns(prefixes: list[str]) -> list[str]:
     return [f"{p}: {c}" for p in prefixes for c in classes]
 
 
-def print_routing(matrix: torch.Tensor, rows: list[str], columns: list[str]) -> None:
-    """Each nonzero entry of `matrix` as a line "row -> column (weight)"."""
-    for name, row in zip(rows, matrix, strict=True):
-        for column, weight in zip(columns, row.tolist(), strict=True):
-            if weight != 0:
-                print(f"{name} -> {column} ({weight:g})")
-
-
 def print_blocks(
     weight: torch.Tensor, block: torch.Tensor, together: torch.Tensor, difference: float
 ) -> None:
