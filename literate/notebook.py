@@ -13,8 +13,10 @@ parse again. The rules:
 - The `if __name__ == "__main__":` block is left out: in a kernel it would
   run the command line with the kernel's own arguments. Instead, each `#|`
   directive becomes a code cell after the code it follows, holding the
-  outputs the build recorded for it; a `#| notebook:` line becomes a cell
-  only here (e.g. training on the `tiny` preset).
+  outputs the build recorded for it, or later, after the last definition it
+  needs (on the page every example runs once the whole module is loaded); a
+  `#| notebook:` line becomes a cell only here (e.g. training on the `tiny`
+  preset).
 - A notebook has no `__file__`; where the code uses it, a first cell sets
   it to the source's name, so the notebook runs as the source would from
   the folder it is opened in (the repository root).
@@ -84,6 +86,7 @@ def page_to_notebook(
             group = []
         if i < len(pieces):
             group.append(pieces[i])
+    cells = _after_what_they_need(cells)
     if any(FILE_RE.search(line) for line in lines):
         first_code = next(
             (n for n, c in enumerate(cells) if c.cell_type == "code"), len(cells)
@@ -254,6 +257,75 @@ def _comment(text: str, indent: str) -> list[str]:
     return [f"{indent}# {row}".rstrip() for row in text.strip("\n").split("\n")]
 
 
+def _after_what_they_need(cells: list) -> list:
+    """The cells, each example moved down to just after the last cell that
+    defines a name it needs, directly or through the page's own functions.
+
+    On the page every example runs once the whole module is loaded, so an
+    example may call a function whose body uses a class defined further down
+    (a result shown before the appendix that defines its configuration); a
+    notebook runs top to bottom, so such an example waits for the definition.
+    Examples that need nothing later stay where they are.
+    """
+    defined: dict[str, int] = {}  # name -> first code cell that binds it
+    uses: dict[str, set[str]] = {}  # page name -> the names its definition reads
+    for n, cell in enumerate(cells):
+        if cell.cell_type != "code" or cell.get("outputs") or _EXAMPLE in cell:
+            continue
+        try:
+            tree = ast.parse(cell.source)
+        except SyntaxError:
+            continue
+        for node in tree.body:
+            for name in _bound(node):
+                defined.setdefault(name, n)
+                uses.setdefault(name, set()).update(_read(node))
+    placed: list = []
+    waiting: dict[int, list] = {}
+    for n, cell in enumerate(cells):
+        if cell.pop(_EXAMPLE, False):
+            need = _latest(_read(ast.parse(cell.source)), defined, uses)
+            if need > n:
+                waiting.setdefault(need, []).append(cell)
+                continue
+        placed.append(cell)
+        placed += waiting.pop(n, [])
+    return placed
+
+
+_EXAMPLE = "_literate_example"  # marks an example's cell until it is placed
+
+
+def _bound(node: ast.stmt) -> list[str]:
+    """The module-level names a statement binds."""
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return [node.name]
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        return [(a.asname or a.name).split(".")[0] for a in node.names]
+    targets = getattr(node, "targets", None) or [getattr(node, "target", None)]
+    return [
+        t.id for target in targets if target for t in ast.walk(target)
+        if isinstance(t, ast.Name)
+    ]  # fmt: skip
+
+
+def _read(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _latest(names: set[str], defined: dict[str, int], uses) -> int:
+    """The last cell defining any of `names` or what their definitions read."""
+    seen, todo, latest = set(), list(names), -1
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in defined:
+            continue
+        seen.add(name)
+        latest = max(latest, defined[name])
+        todo += uses.get(name, ())
+    return latest
+
+
 def _directive_cells(page: Page, section: Section) -> list:
     """A code cell per `#|` line, holding the outputs the build recorded."""
     cells = []
@@ -261,6 +333,7 @@ def _directive_cells(page: Page, section: Section) -> list:
         example = read_directive(directive, page.source)
         code = example.expr + (";" if example.hide_value else "")
         cell = v4.new_code_cell(code)
+        cell[_EXAMPLE] = True
         for output in section.outputs:
             if output.directive != directive.number:
                 continue

@@ -225,11 +225,14 @@ def test_demo_notebook_runs_and_shows_what_the_page_shows(demo_run):
 
 
 def printed(cell) -> str:
-    """What a code cell's outputs say as text (stream and values)."""
+    """What a code cell's outputs say as text (stdout and values; progress
+    on stderr, such as preparing the corpus on a fresh clone, is not a
+    result)."""
     return "".join(
         o.get("text", "") + o.get("data", {}).get("text/plain", "")
         for o in cell.get("outputs", [])
-        if o.output_type in ("stream", "execute_result")
+        if o.output_type == "execute_result"
+        or (o.output_type == "stream" and o.get("name") == "stdout")
     )
 
 
@@ -271,7 +274,7 @@ def test_train_notebook_trains_the_tiny_preset_and_samples(tmp_path):
     assert "'val'" in printed(trained)  # the last evaluation it returns
     train = importlib.import_module("train")
     assert (tmp_path / train.PRESETS["tiny"].out / "ckpt.pt").is_file()
-    sampled = next(c for c in ran.cells if c.source.startswith("sample("))
+    sampled = next(c for c in ran.cells if c.source.startswith('main(["sample"'))
     assert len(printed(sampled)) > 50
 
 
@@ -281,3 +284,32 @@ def test_page_links_its_notebook():
     # "ノートブック: mha.ipynb" or with a full-width colon.
     link = r'<a href="mha.ipynb" download>Jupyter ノートブック[:：] ?mha\.ipynb</a>'
     assert re.search(link, body)
+
+
+LATER = '''"""A result shown before the definitions it needs."""
+
+
+def shown():
+    return Later().value
+
+
+#| shown()
+#| 1 + 1
+
+# The definition, in an appendix.
+
+
+class Later:
+    value = 3
+'''
+
+
+def test_an_example_waits_for_what_it_needs_and_no_longer():
+    cells = page_to_notebook(parse(LATER, "later.py")).cells
+    sources = [c.source for c in cells]
+    later = next(n for n, s in enumerate(sources) if s.startswith("class Later"))
+    # shown() reads Later through its body: it moves to just after it ...
+    assert sources.index("shown()") == later + 1
+    # ... while an example that needs nothing stays where it was written.
+    assert sources.index("1 + 1") < later
+    assert not any("_literate_example" in c for c in cells)

