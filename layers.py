@@ -60,8 +60,10 @@ from mha import MultiHeadAttention
 # $$
 #
 # $$
-# \mu = \frac{1}{D}\sum_j x_j, \qquad
-# \sigma^2 = \frac{1}{D}\sum_j (x_j - \mu)^2 .
+# \begin{aligned}
+# \mu &= \frac{1}{D}\sum_j x_j, \\
+# \sigma^2 &= \frac{1}{D}\sum_j (x_j - \mu)^2 .
+# \end{aligned}
 # $$
 #
 # Take $x = (2, 4, 6, 8)$. The output below gives its mean and variance, the
@@ -238,10 +240,12 @@ def sinusoidal(positions: int, d_model: int) -> torch.Tensor:
 # rotation through $k\,\omega_i$:
 #
 # $$
-# \begin{pmatrix} \sin((p+k)\omega_i) \\ \cos((p+k)\omega_i) \end{pmatrix}
-# = \begin{pmatrix} \cos k\omega_i & \sin k\omega_i \\
-#   -\sin k\omega_i & \cos k\omega_i \end{pmatrix}
-#   \begin{pmatrix} \sin p\,\omega_i \\ \cos p\,\omega_i \end{pmatrix} .
+# \begin{aligned}
+# &\begin{pmatrix} \sin((p+k)\omega_i) \\ \cos((p+k)\omega_i) \end{pmatrix} \\
+# &\quad = \begin{pmatrix} \cos k\omega_i & \sin k\omega_i \\
+#   -\sin k\omega_i & \cos k\omega_i \end{pmatrix} \\
+# &\qquad \cdot \begin{pmatrix} \sin p\,\omega_i \\ \cos p\,\omega_i \end{pmatrix} .
+# \end{aligned}
 # $$
 #
 # One such block per pair, down the diagonal, is a `D × D` matrix $R_k$

@@ -431,12 +431,14 @@ _BLOCK_START = re.compile(
     r"|\$\$"  # display math on its own line
     r"|(?:[-*_=][ \t]*){3,}$"  # thematic break or setext underline
     r"|<"  # HTML block
+    r"|!!!|\?\?\?"  # an admonition or a collapsible block, its body indented
     r")"
 )
 # Lines after which nothing folds: headings, rules, table rows, an empty
 # quote line (a paragraph break inside a quote), hard breaks.
 _NO_CONTINUATION = re.compile(
     r"[ ]{0,3}(?:#{1,6}(?:[ \t]|$)|\||(?:[-*_=][ \t]*){3,}$|(?:>[ ]?)+$)|.*\\$"
+    r"|[ ]{0,3}(?:!!!|\?\?\?)"
 )
 
 

@@ -720,7 +720,7 @@ def test_figures_read_in_the_dark_theme(browser, server):
     context = browser.new_context(viewport=WIDE, color_scheme="dark")
     try:
         page = context.new_page()
-        page.goto(server + "mha.html", wait_until="load")
+        page.goto(server + "attention.html", wait_until="load")
         assert page.evaluate("document.body.dataset.mdColorScheme") == "slate"
         figures = page.locator(".lit-output img")
         assert figures.count() >= 2
@@ -729,7 +729,7 @@ def test_figures_read_in_the_dark_theme(browser, server):
             behind = luminance(
                 [int(v) for v in re.findall(r"\d+", figure.evaluate(BACKGROUND))][:3]
             )
-            shot = SHOTS / f"en-mha-dark-figure-{n}.png"
+            shot = SHOTS / f"en-attention-dark-figure-{n}.png"
             figure.screenshot(path=shot)
             light = luminance(np.asarray(Image.open(shot).convert("RGB"))).ravel()
             # Most of a figure is its background: it must be the page's own.
