@@ -34,6 +34,7 @@ import pytest
 from conftest import KATEX_DIST
 from mkdocs.config import load_config
 from mkdocs.exceptions import PluginError
+from playwright.sync_api import Error as PlaywrightError
 from test_hostile_input import within
 from test_site import QuietHandler, Tab, in_browser, launched_chromium
 
@@ -323,13 +324,17 @@ def shows(page, url: str, text: str, seconds: float = 60) -> dict:
     deadline = time.monotonic() + seconds
     while True:
         page.goto(url, wait_until="load")
-        facts = page.evaluate(
-            """() => ({
-              text: document.querySelector('.md-content').innerText,
-              notice: [...document.querySelectorAll('.lit-rebuild-failed')].map(
-                n => n.innerText),
-            })"""
-        )
+        try:
+            facts = page.evaluate(
+                """() => ({
+                  text: document.querySelector('.md-content').innerText,
+                  notice: [...document.querySelectorAll('.lit-rebuild-failed')]
+                    .map(n => n.innerText),
+                })"""
+            )
+        except PlaywrightError as error:  # the live reload navigated away
+            assert "context was destroyed" in str(error), error
+            facts = {"text": "", "notice": []}
         if text in facts["text"]:
             return facts
         assert time.monotonic() < deadline, f"{text!r} never shown:\n{facts}"
