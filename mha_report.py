@@ -130,62 +130,6 @@ def format_check_table(rows: list[CheckRow]) -> str:
 # shows the figure (see `literate.words`).
 
 
-def draw_heatmaps(
-    panels: dict[str, torch.Tensor],
-    rows: list[str],
-    columns: list[str],
-    *,
-    hidden: dict[str, torch.Tensor] | None = None,
-    numbers: bool = False,
-    xlabel: str | None = None,
-    ylabel: str | None = None,
-) -> None:
-    """One heatmap per panel `[rows, columns]`, weights from 0 to 1.
-
-    `hidden[title]` is a boolean `[rows, columns]`, `True` on cells to leave
-    empty and hatch (masked cells). `numbers` writes each weight in its cell.
-    The axes are labelled key and query unless `xlabel` and `ylabel` say else.
-    """
-    import matplotlib.pyplot as plt
-
-    hidden = hidden or {}
-    size = 0.42 * max(len(rows), len(columns)) + 1.2
-    fig, axes = plt.subplots(
-        1,
-        len(panels),
-        figsize=(size * len(panels) + 1.2, size + 0.3),
-        squeeze=False,
-        layout="compressed",
-    )
-    for ax, (title, weights) in zip(axes[0], panels.items(), strict=True):
-        shown = weights.detach().float()
-        if title in hidden:
-            shown = shown.masked_fill(hidden[title], float("nan"))
-            for i, j in hidden[title].nonzero().tolist():
-                ax.add_patch(
-                    plt.Rectangle(
-                        (j - 0.5, i - 0.5), 1, 1, fill=False, hatch="///",
-                        edgecolor="0.5", lw=0,
-                    )
-                )  # fmt: skip
-        image = ax.imshow(shown, vmin=0, vmax=1, cmap="viridis")
-        if numbers:
-            for (i, j), value in zip(
-                torch.cartesian_prod(*map(torch.arange, shown.shape)).tolist(),
-                shown.flatten().tolist(),
-                strict=True,
-            ):
-                colour = "black" if value > 0.6 else "white"
-                ax.text(j, i, f"{value:.2f}", ha="center", va="center", color=colour)
-        if len(panels) > 1:
-            ax.set_title(title)
-        ax.set_xticks(range(len(columns)), columns, fontsize=10)
-        ax.set_yticks(range(len(rows)), rows, fontsize=10)
-        ax.set_xlabel(xlabel or tr("key"))
-    axes[0][0].set_ylabel(ylabel or tr("query"))
-    fig.colorbar(image, ax=list(axes[0]), shrink=0.8, label=tr("weight"))
-
-
 def draw_two_heads(panels: dict[str, torch.Tensor], words: list[str]) -> None:
     """Two small heatmaps side by side, each weight written in its cell.
 
@@ -250,13 +194,6 @@ def check_sequence(where: str, name: str, x: torch.Tensor, d_model: int) -> None
         fail(where, f"{name} must be {expected}, got {list(x.shape)}")
 
 
-def check_lengths(where: str, **lengths: int) -> None:
-    """Every named length must be >= 0."""
-    if min(lengths.values()) < 0:
-        got = ", ".join(f"{name}={n}" for name, n in lengths.items())
-        fail(where, f"expected lengths >= 0, got {got}")
-
-
 def check_heads(where: str, d_model: int, heads: int) -> None:
     """`heads` must divide `d_model`."""
     if heads < 1 or d_model % heads != 0:
@@ -318,27 +255,3 @@ def check_cache_room(
             f"full, holds {length} of max_len={max_len} positions and {new} more "
             "were given; reset() it or make a larger one",
         )
-
-
-def check_padding_input(x: torch.Tensor, pad_id, seq_len) -> None:
-    """Token ids `[batch, seq]` with `pad_id`; else lengths, 1-D integers >= 0,
-    none longer than `seq_len`."""
-    where = "padding_mask"
-    if pad_id is not None:
-        if x.dim() != 2 or (seq_len is not None and seq_len != x.shape[1]):
-            with_seq = "" if seq_len is None else f" with seq={seq_len}"
-            fail(
-                where,
-                f"with pad_id, expected token ids [batch, seq]{with_seq}, got "
-                f"shape {list(x.shape)}",
-            )
-        return
-    if x.dim() != 1 or x.is_floating_point() or (x.numel() and x.min() < 0):
-        fail(
-            where,
-            "without pad_id, expected lengths as a 1-D tensor of non-negative "
-            f"integers [batch], got {x.dtype} of shape {list(x.shape)}",
-        )
-    longest = int(x.max()) if x.numel() else 0
-    if seq_len is not None and longest > seq_len:
-        fail(where, f"seq_len={seq_len} is shorter than the longest length, {longest}")
