@@ -220,8 +220,10 @@ def _clean(text: str) -> str:
 
 
 def _formula(span: Span) -> tuple[str, bool]:
-    if span.kind == "display_math":
+    if span.kind == "display_math" and span.text.startswith("$$"):
         return (span.text[2:-2].strip(), True)
+    if span.kind == "display_math":  # a bare `\begin{align}…\end{align}`
+        return (span.text, True)
     return (span.text[1:-1], False)
 
 

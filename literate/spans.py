@@ -12,7 +12,9 @@ call `extract`, so math is detected in exactly one way everywhere.
 Math rules, so that an ordinary `$` in a comment is not math: `$…$` opens on a
 `$` followed by neither whitespace nor a plain price such as `$5` or `$3.50`,
 and closes on a `$` preceded by no whitespace and followed by no digit; `\\$`
-is a literal dollar; `$$…$$` is display math and may span lines.
+is a literal dollar; `$$…$$` is display math and may span lines. So is an
+environment KaTeX typesets as a display, written bare as labml's sources do
+(`\\begin{align} … \\end{align}`, also `equation`, `gather`, `aligned`, …).
 """
 
 from __future__ import annotations
@@ -50,6 +52,12 @@ _HTML = re.compile(
 _BARE_URL = re.compile(r"(?:https?|ftp)://[^\s<>\"'`]+", re.IGNORECASE)
 # `$5`, `$3.50`, `$1,000`: a price, not the start of math.
 _PRICE = re.compile(r"\$\d+(?:[.,]\d+)*(?=\s|$|[,;:!?)\]'\"]|\.(?!\d))")
+# `\begin{align}`: an environment KaTeX sets as a display, bare in prose;
+# it closes at the first `\end` of the same name.
+ENVIRONMENT = re.compile(
+    r"\\begin\{((?:align|alignat|equation|gather)\*?|aligned|alignedat|gathered"
+    r"|split)\}"
+)
 
 
 @dataclass(frozen=True)
@@ -194,6 +202,8 @@ class _Scan:
             if PLACEHOLDER_RE.match(text, i + 1):
                 return None  # `\_^_0_^_`: the placeholder is literal text all the same
             return (i, i + 2, "")
+        if c == "\\" and (env := ENVIRONMENT.match(text, i)):
+            return self.environment_span(i, env.group(1))
         if c == "`":
             return self.code_span(i)
         if c == "$":
@@ -237,6 +247,10 @@ class _Scan:
                 if _closes_math(text, m.start())
             ]
             self.display_closers = [m.start() for m in re.finditer(r"(?=\$\$)", text)]
+        elif name == "environment":
+            self.env_ends: dict[str, list[int]] = {}
+            for m in re.finditer(r"\\end\{([^{}\n]*)\}", text):
+                self.env_ends.setdefault(m.group(1), []).append(m.end())
         elif name == "backtick":
             self.runs: dict[int, list[int]] = {}
             for m in re.finditer(r"`+", text):
@@ -288,6 +302,13 @@ class _Scan:
         if k == len(starts) or self.blank_between(i, starts[k]):
             return (i, i + run, "")  # no closer: literal backticks
         return (i, starts[k] + run, "code")
+
+    def environment_span(self, i: int, name: str) -> tuple[int, int, str] | None:
+        """`\\begin{name}` up to its `\\end{name}`: display math; None if unclosed."""
+        self._build("environment")
+        ends = self.env_ends.get(name, [])
+        k = bisect.bisect_right(ends, i)
+        return None if k == len(ends) else (i, ends[k], "display_math")
 
     def math_span(self, i: int) -> tuple[int, int, str] | None:
         """Display math `$$…$$` or inline math `$…$` starting at `i`."""
@@ -375,11 +396,13 @@ def _fence_end(text: str, pos: int, fence: str) -> int:
 
 def _is_tex(text: str, i: int) -> bool:
     """A price-like `$0, 1, \\ldots$` is math after all: the next `$` on its
-    line closes it and what lies between has TeX in it (`\\`, `^`, `_`, `{`)."""
+    line closes it and what lies between has TeX in it (`\\`, `^`, `_`, `{`), an
+    operator (`$2 * i$`, `$0 < d < D$`) or only a number (`$14,728,266$`)."""
     j = text.find("$", i + 1)
     if j < 0 or "\n" in text[i:j] or not _closes_math(text, j):
         return False
-    return any(c in text[i + 1 : j] for c in "\\^_{")
+    inner = text[i + 1 : j]
+    return any(c in inner for c in "\\^_{*+<>=") or not inner.strip("0123456789,.")
 
 
 def _closes_math(text: str, j: int) -> bool:

@@ -33,6 +33,11 @@ _HTML = re.compile(
 _BARE_URL = re.compile(r"(?:https?|ftp)://[^\s<>\"'`]+", re.IGNORECASE)
 # `$5`, `$3.50`, `$1,000`: a price, not the start of math.
 _PRICE = re.compile(r"\$\d+(?:[.,]\d+)*(?=\s|$|[,;:!?)\]'\"]|\.(?!\d))")
+# A bare display environment (added with the linear scanner's own).
+_ENVIRONMENT = re.compile(
+    r"\\begin\{((?:align|alignat|equation|gather)\*?|aligned|alignedat|gathered"
+    r"|split)\}"
+)
 
 
 # --- span scanner -----------------------------------------------------------
@@ -72,6 +77,11 @@ def _span_at(text: str, i: int) -> tuple[int, int, str] | None:
         if PLACEHOLDER_RE.match(text, i + 1):
             return None  # `\_^_0_^_`: the placeholder is literal text all the same
         return (i, i + 2, "")
+    env = _ENVIRONMENT.match(text, i) if c == "\\" else None
+    if env:
+        end = text.find(f"\\end{{{env.group(1)}}}", i)
+        if end >= 0:
+            return (i, end + len(env.group(1)) + 6, "display_math")
     if c == "`":
         return _code_span(text, i)
     if c == "$":
@@ -152,11 +162,13 @@ def _math_span(text: str, i: int) -> tuple[int, int, str] | None:
 
 def _is_tex(text: str, i: int) -> bool:
     """A price-like `$0, 1, \\ldots$` is math after all: the next `$` on its
-    line closes it and what lies between has TeX in it (`\\`, `^`, `_`, `{`)."""
+    line closes it and what lies between has TeX in it (`\\`, `^`, `_`, `{`), an
+    operator (`$2 * i$`, `$0 < d < D$`) or only a number (`$14,728,266$`)."""
     j = text.find("$", i + 1)
     if j < 0 or "\n" in text[i:j] or not _closes_math(text, j):
         return False
-    return any(c in text[i + 1 : j] for c in "\\^_{")
+    inner = text[i + 1 : j]
+    return any(c in inner for c in "\\^_{*+<>=") or not inner.strip("0123456789,.")
 
 
 def _closes_math(text: str, j: int) -> bool:

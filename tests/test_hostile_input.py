@@ -77,6 +77,7 @@ TOKENS = [*"$`[]()\\\n ab1_^<>!\"'=-?/:h#*|>\t5.,"] + [
     "$$", "\n\n", "](", "_^_0_^_", "http://x", "<a ", "<!--", "-->", " \n",
     "```", "\n```\n", "[x]: ", "<?", "?>", "<!a", "\\$", "`` ", "$5", "<x:y>",
     "    ", "> ", "- ", "1. ", "---", " \\\n", "~~~", "\r\n",
+    "\\begin{align}", "\\end{align}", "\\end{gather}",
 ]  # fmt: skip
 texts = st.lists(st.sampled_from(TOKENS), max_size=40).map("".join)
 
@@ -131,6 +132,8 @@ ADVERSARIAL = {
     "reference targets": "[a]: x\n",
     "folded lines": "a\n",
     "display math lines": "$$a$$\n",
+    "environments": "\\begin{align}a",
+    "environment ends": "\\end{align}\\begin{gather}",
 }
 
 
