@@ -5,7 +5,8 @@ the namespace of the page's module, imported from its file under its own name
 (so `if __name__ == "__main__":` blocks do not run). What it shows is what a
 notebook cell would: the text it prints, the `repr` of its value unless that
 is `None` (a trailing `;` hides it), and every matplotlib figure left open,
-as SVG. A figure needs alt text, after `| alt:` at the end of the line:
+as SVG; a value that is a `literate.data.Data` is no text but JSON for the
+page's scripts. A figure needs alt text, after `| alt:` at the end of the line:
 
     #| print(format_scaling_table(scaling_experiment()))
     #| plot_attention_weights()  | alt: a heatmap of the attention weights ...
@@ -204,6 +205,10 @@ def _outputs(
         numbered = alt if len(figures) == 1 else f"{alt} ({i}/{len(figures)})"
         url = "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode()
         outputs.append(Output(example.line, "image", image=url, alt=numbered))
+    for data in result.get("data", ()):  # entries cached before data had none
+        outputs.append(
+            Output(example.line, "data", text=data["json"], name=data["name"])
+        )
     return tuple(outputs)
 
 
@@ -420,7 +425,8 @@ def _evaluate(module, source, line, expr, hide, root, results) -> dict | None:
         with contextlib.redirect_stdout(printed):
             value = eval(compile(expr, where, "eval"), vars(module))
             text, figures = printed.getvalue(), _figures(value)
-            if value is not None and not hide and not _is_figure(value):
+            data = _data(value)
+            if value is not None and not hide and not _is_figure(value) and not data:
                 text += repr(value) + "\n"
     except BaseException as err:
         message = f"`{expr}` raised:\n" + _traceback(err, where)
@@ -430,6 +436,7 @@ def _evaluate(module, source, line, expr, hide, root, results) -> dict | None:
             "line": line,
             "text": scrub(text, root),
             "figures": [scrub(svg, root) for svg in figures],
+            "data": [dict(d, json=scrub(d["json"], root)) for d in data],
         }
     )
     return None
@@ -450,6 +457,14 @@ def _reset_state() -> None:
 
 def _is_figure(value) -> bool:
     return type(value).__module__.startswith("matplotlib") and hasattr(value, "savefig")
+
+
+def _data(value) -> list[dict]:
+    """A returned `literate.data.Data` as [{"name", "json"}]; else []."""
+    data = sys.modules.get("literate.data")
+    if data is None or not isinstance(value, data.Data):
+        return []
+    return [{"name": value.name, "json": value.json}]
 
 
 def _figures(value) -> list[str]:

@@ -59,14 +59,17 @@ class Output:
 
     The build makes these (never a translator), so they are trusted: `text` is
     plain text that the renderer escapes; `image` is the file's bytes encoded as
-    a `data:` URL (SVG or PNG) with `alt` text for screen readers.
+    a `data:` URL (SVG or PNG) with `alt` text for screen readers; a `data`
+    output is JSON `text` for the page's scripts, under its `name` (see
+    `literate.data`), and shows readers nothing.
     """
 
     directive: int  # line of the `#|` directive that asked for it
-    kind: Literal["text", "image"]
+    kind: Literal["text", "image", "data"]
     text: str = ""
     image: str = ""
     alt: str = ""
+    name: str = ""
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ from pathlib import PurePosixPath
 import nbformat
 from nbformat import v4
 
+from literate.data import Data
 from literate.directives import read_directive
 from literate.model import Page, Section
 
@@ -341,6 +342,10 @@ def _directive_cells(page: Page, section: Section) -> list:
                 cell.outputs.append(
                     v4.new_output("stream", name="stdout", text=output.text)
                 )
+            elif output.kind == "data":  # as Jupyter shows a literate.data.Data
+                value = Data(output.name, json.loads(output.text))
+                data = {"application/json": value.value, "text/plain": repr(value)}
+                cell.outputs.append(v4.new_output("display_data", data=data))
             else:
                 data = dict([_image(output.image)], **{"text/plain": output.alt})
                 cell.outputs.append(v4.new_output("display_data", data=data))

@@ -32,6 +32,7 @@ from html.parser import HTMLParser
 
 import markdown
 
+from literate.data import script_text
 from literate.highlight import highlight_block, highlight_sections
 from literate.katex import KatexUnavailable, Rendered, render_formulas
 from literate.labels import label
@@ -704,10 +705,19 @@ def _output_html(page: Page, output: Output, name: str) -> str:
             f'<figure class="lit-output" data-directive="{line}">'
             f'<img src="{_attr(output.image)}" alt="{_attr(output.alt)}"></figure>'
         )
+    if output.kind == "data":  # for the page's scripts; readers see nothing
+        try:
+            body = script_text(output.text)
+        except ValueError as err:
+            raise RenderError(page.source, line, f"data output: {err}") from None
+        return (
+            f'<script type="application/json" class="lit-data"'
+            f' data-name="{_attr(output.name)}" data-directive="{line}">{body}</script>'
+        )
     raise RenderError(
         page.source,
         line,
-        f"output of kind {output.kind!r}: expected text, or an image as a"
+        f"output of kind {output.kind!r}: expected text, data, or an image as a"
         f" data:image/svg+xml or data:image/png base64 URL",
     )
 

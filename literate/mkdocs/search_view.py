@@ -15,15 +15,20 @@ _KATEX = '<span class="katex"'
 _TEX = re.compile(r'<annotation encoding="application/x-tex">(.*?)</annotation>', re.S)
 _SPAN_TAG = re.compile(r"<span\b|</span>")
 _ANY_SPAN = re.compile(r"</?span\b[^>]*>")
+# An example's data for the page's scripts (literate.data): JSON, not words.
+_DATA = re.compile(
+    r'<script type="application/json" class="lit-data"[^>]*>.*?</script>', re.S
+)
 
 
 def search_view(html: str) -> str:
     """`html` with each typeset formula as its TeX, and no `<span>` tags.
 
     A `<span>` carries no words of its own, and a formula's TeX (`d_k`,
-    `\\mathrm{softmax}`) is what a reader would type to find it.
+    `\\mathrm{softmax}`) is what a reader would type to find it. An
+    example's data (JSON for the page's scripts) is left out.
     """
-    return _ANY_SPAN.sub("", _formulas_as_tex(html))
+    return _ANY_SPAN.sub("", _formulas_as_tex(_DATA.sub("", html)))
 
 
 def _formulas_as_tex(html: str) -> str:
