@@ -326,8 +326,59 @@ def _prose_html(prose: _Prose, math: dict, md: markdown.Markdown) -> str:
         last = end
     parts.append(prose.template[last:])
     md.reset()
-    body = md.convert("".join(parts))
-    return _put_back(body, prose, math)
+    body = md.convert(_shape_stars(_fields_as_list("".join(parts))))
+    return _put_back(_FIELD_TERM_RE.sub(_field_term, body), prose, math)
+
+
+# `:param name: text`, `:return: text` (reST docstring fields, as labml
+# writes them): a definition list, the name as code.
+_FIELD_RE = re.compile(
+    r"[ ]{0,3}:(?:param|parameter|arg|argument|key|keyword)[ \t]+"
+    r"(?P<name>\*{0,2}\w+)[ \t]*:[ \t]*(?P<text>.*)"
+    r"|[ ]{0,3}:(?P<field>returns?|yields?|raises?(?:[ \t]+\w+)?)[ \t]*:[ \t]*"
+    r"(?P<text2>.*)"
+)
+_FIELD_TERM_RE = re.compile("<dt>\ue000F(.*?)\ue001</dt>")
+
+
+def _fields_as_list(text: str) -> str:
+    """Each run of field lines as Markdown's definition list: the term marked
+    (`\ue000Fname\ue001`), its text and continuation lines indented below it."""
+    if ":" not in text:
+        return text
+    out: list[str] = []
+    in_fields = False
+    for line in text.split("\n"):
+        m = _FIELD_RE.fullmatch(line)
+        if m:
+            name = m.group("name") or m.group("field")
+            body = m.group("text") if m.group("name") else m.group("text2")
+            term = name.replace("*", "\\*")
+            out += ["", f"\ue000F{term}\ue001", f":   {body}"]
+            in_fields = True
+        elif in_fields and line.strip():
+            out.append("    " + line.strip())
+        else:
+            in_fields = False
+            out.append(line)
+    return "\n".join(out)
+
+
+def _field_term(match: re.Match[str]) -> str:
+    return f"<dt><code>{match.group(1).replace(chr(92) + '*', '*')}</code></dt>"
+
+
+# `[B*S, N] and [B*S]`: shape notation, not a link, whose `*` Markdown would
+# read as emphasis (`S, N] and [B` in italics); escaped, it stays a `*`.
+_SHAPE_RE = re.compile(r"(?<!!)\[[^\[\]\n]*\*[^\[\]\n]*\](?![(\[:])")
+
+
+def _shape_stars(text: str) -> str:
+    if "*" not in text:
+        return text
+    return _SHAPE_RE.sub(
+        lambda m: re.sub(r"(?<![*\\])\*(?!\*)", r"\\*", m.group(0)), text
+    )
 
 
 def _put_back(body: str, prose: _Prose, math: dict) -> str:
@@ -346,7 +397,7 @@ def _put_back(body: str, prose: _Prose, math: dict) -> str:
             in_pre += piece.startswith("<pre") - piece.startswith("</pre")
             in_link += piece.startswith("<a ") or piece == "<a>"
             in_link -= piece == "</a>"
-            out.append(_fix_tag(piece, prose))
+            out.append(_fix_tag(piece, prose, in_link > 0))
         elif in_pre:
             out.append(_TOKEN_RE.sub(lambda m: _escaped(prose, m), piece))
         else:
@@ -362,7 +413,7 @@ def _escaped(prose: _Prose, match: re.Match[str]) -> str:
     return html.escape(prose.spans[int(match.group(1))].text)
 
 
-def _fix_tag(tag: str, prose: _Prose) -> str:
+def _fix_tag(tag: str, prose: _Prose, in_link: bool = False) -> str:
     """Check the URL attributes markdown wrote; tokens elsewhere become text."""
 
     def url(match: re.Match[str]) -> str:
@@ -377,10 +428,38 @@ def _fix_tag(tag: str, prose: _Prose) -> str:
             value = (safe_href if attr == "href" else safe_src)(value)
         return "" if value is None else f' {attr}="{_attr(value)}"'
 
+    if tag.startswith("<img") and (refused := _refused_image(tag, prose, in_link)):
+        return refused
     tag = _URL_ATTR_RE.sub(url, tag)
-    if tag.startswith("<img") and ' src="' not in tag:
-        return ""  # an image whose source was refused: nothing to show
     return _TOKEN_RE.sub(lambda m: _escaped(prose, m), tag)
+
+
+_ALT_RE = re.compile(r'\salt="([^"]*)"')
+_SRC_RE = re.compile(r'\ssrc="([^"]*)"')
+
+
+def _refused_image(tag: str, prose: _Prose, in_link: bool) -> str:
+    """An image from another site is never loaded: its alt text (else its
+    address) stands in, as the text of the link it is in (labml's "Open in
+    Colab" badge), else as a link to the image; "" for an image the page
+    may load."""
+    src = _SRC_RE.search(tag)
+    if src is None:
+        return '<span class="lit-image-refused"></span>'
+    token = _TOKEN_RE.fullmatch(src.group(1))
+    if token:
+        span = prose.spans[int(token.group(1))]
+        value = link_target(span.text) if prose.permits(span) else None
+    else:
+        value = html.unescape(src.group(1))
+    if value is not None and safe_src(value) is not None:
+        return ""
+    alt = _ALT_RE.search(tag)
+    text = html.unescape(alt.group(1)) if alt and alt.group(1).strip() else ""
+    text = _TOKEN_RE.sub(lambda m: prose.spans[int(m.group(1))].text, text)
+    shown = f'<span class="lit-image-refused">{html.escape(text or value or "")}</span>'
+    target = None if in_link or value is None else safe_href(value)
+    return shown if target is None else f'<a href="{_attr(target)}">{shown}</a>'
 
 
 @dataclass

@@ -109,19 +109,35 @@ def extract(markdown: str) -> Template:
     return Template("".join(parts), tuple(spans))
 
 
-def fill(text: str, spans: tuple[Span, ...]) -> str:
-    """Put each span back in place of its placeholder (in any order)."""
+# Between two code spans a translation puts side by side (`_^_0_^__^_1_^_`):
+# "`a``b`" would read as one span with backticks in it. A word joiner keeps
+# them two spans and shows nothing. `extract` never makes such a pair.
+CODE_JOINER = "\u2060"
 
-    def span_text(match: re.Match[str]) -> str:
+
+def fill(text: str, spans: tuple[Span, ...]) -> str:
+    """Put each span back in place of its placeholder (in any order).
+
+    Two code spans side by side are kept apart by `CODE_JOINER`.
+    """
+    parts: list[str] = []
+    last = 0
+    for match in PLACEHOLDER_RE.finditer(text):
         index = int(match.group(1))
         if index >= len(spans):
             raise ValueError(
                 f"placeholder {match.group(0)} at character {match.start()}: "
                 f"expected an index below {len(spans)} (the number of spans)"
             )
-        return spans[index].text
-
-    return PLACEHOLDER_RE.sub(span_text, text)
+        parts.append(text[last : match.start()])
+        span = spans[index].text
+        if match.start() == last and parts[-2:-1] and parts[-2].endswith("`"):
+            if span.startswith("`"):
+                parts.append(CODE_JOINER)
+        parts.append(span)
+        last = match.end()
+    parts.append(text[last:])
+    return "".join(parts)
 
 
 def key(markdown: str) -> str:

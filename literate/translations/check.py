@@ -329,7 +329,36 @@ def _placeholder_problems(key: str, value: str) -> list[str]:
         problems.append(
             f"mangled placeholder {m.group(0)!r}: write it exactly as _^_N_^_"
         )
-    return problems
+    return problems + _touching_problems(key, value)
+
+
+# Characters that join a span next to them into something else: `` ` `` and
+# `$` extend a code span or a formula's delimiter, `\` escapes it.
+_JOINING = "`$\\"
+
+
+def _touching(text: str) -> Counter:
+    """(placeholder, side, character) for each joining character touching one."""
+    found: Counter = Counter()
+    for m in PLACEHOLDER_RE.finditer(text):
+        before, after = text[m.start() - 1 : m.start()], text[m.end() : m.end() + 1]
+        for side, char in (("before", before), ("after", after)):
+            if char and char in _JOINING:
+                found[m.group(0), side, char] += 1
+    return found
+
+
+def _touching_problems(key: str, value: str) -> list[str]:
+    """A placeholder written right against `` ` ``, `$` or `\\` would not show
+    as its span (`$_^_0_^_` opens display math); the English's own are kept."""
+    if not any(c in value for c in _JOINING):
+        return []
+    extra = _touching(value) - _touching(key)
+    return [
+        f"placeholder {p} has {char!r} right {side} it: the span would not show "
+        "as written; put a space between them"
+        for p, side, char in extra
+    ]
 
 
 # A placeholder, even a mangled one, has one of these (see _LOOSE_PLACEHOLDER).
