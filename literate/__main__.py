@@ -79,6 +79,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def render_command(root: Path, args: argparse.Namespace) -> int:
+    from literate.katex import dist_folder
     from literate.pipeline import ERRORS, KATEX, Pipeline
     from literate.translations.layout import SOURCE_LANGUAGE, is_language, site_options
 
@@ -117,7 +118,7 @@ def render_command(root: Path, args: argparse.Namespace) -> int:
         return 1
     finally:
         pipeline.close()
-    katex_css = pipeline.root / katex / "katex.min.css"
+    katex_css = dist_folder(pipeline.root, katex) / "katex.min.css"
     text = body if args.fragment else _standalone(page, body, katex_css, args.output)
     if args.output:
         args.output.parent.mkdir(parents=True, exist_ok=True)

@@ -1,16 +1,23 @@
-// Render TeX formulas with KaTeX for literate/katex.py.
-// stdin:  one JSON array of [tex, display] pairs per line (a batch);
-// stdout: one JSON array per batch, {"html": ...} or {"error": ...} per pair,
-//         in order, on one line. The process serves batches until stdin ends.
-// KaTeX is found by node's own rules: the working directory's node_modules,
-// else NODE_PATH (literate sets both from the plugin's `katex` option).
+// Render TeX formulas with KaTeX for literate/katex.py, in one of two hosts.
+//
+// In-process (the default): literate loads katex.min.js and then this file
+// into an embedded V8 (mini-racer); `katex` is then a global, and Python
+// calls `literateRenderBatch(json)` once per batch.
+//
+// node (the fallback): `node katex_render.js` reads one JSON array of
+// [tex, display] pairs per line from stdin and writes one JSON array per
+// batch on one line, until stdin ends. KaTeX is found by node's own rules:
+// the working directory's node_modules, else NODE_PATH.
+//
+// Either way a batch's reply holds {"html": ...} or {"error": ...} per pair,
+// in order.
 "use strict";
-const readline = require("readline");
-const katex = require("katex");
 
-function render([tex, display]) {
+var katexModule = typeof katex !== "undefined" ? katex : require("katex");
+
+function literateRender([tex, display]) {
   try {
-    const html = katex.renderToString(tex, {
+    const html = katexModule.renderToString(tex, {
       displayMode: display,
       output: "htmlAndMathml", // MathML for screen readers
       throwOnError: true, // a bad formula fails the build, never the page
@@ -23,8 +30,18 @@ function render([tex, display]) {
   }
 }
 
-const lines = readline.createInterface({ input: process.stdin, terminal: false });
-lines.on("line", (line) => {
-  if (!line.trim()) return;
-  process.stdout.write(JSON.stringify(JSON.parse(line).map(render)) + "\n");
-});
+function literateRenderBatch(line) {
+  return JSON.stringify(JSON.parse(line).map(literateRender));
+}
+
+if (typeof module !== "undefined" && require.main === module) {
+  const readline = require("readline");
+  const lines = readline.createInterface({
+    input: process.stdin,
+    terminal: false,
+  });
+  lines.on("line", (line) => {
+    if (!line.trim()) return;
+    process.stdout.write(literateRenderBatch(line) + "\n");
+  });
+}

@@ -10,7 +10,7 @@ The mkdocs plugin, the command line, the benchmark and the tests all make
 pages this way, so `literate render` shows what the site shows. The pipeline
 owns what the stages would otherwise keep process-wide: the parsed and
 executed English pages (one per source, until `forget`), the glossaries
-it read, and the KaTeX renderer with its node process and cache.
+it read, and the KaTeX renderer with its engine and cache.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import nbformat
 from literate.cache_key import PACKAGES, example_words
 from literate.directives import page_examples
 from literate.execute import TIMEOUT, execute_page
-from literate.katex import Katex
+from literate.katex import Katex, dist_folder
 from literate.model import Page, SourceError
 from literate.notebook import page_to_notebook
 from literate.parse import parse
@@ -37,7 +37,7 @@ from literate.translations.tables import load_table
 from literate.words import checked
 
 SOURCE_LANGUAGE = "en"  # the language the comments of the sources are in
-KATEX = "node_modules/katex/dist"  # the plugin's default `katex` option
+KATEX = ""  # the plugin's default `katex` option: the packaged KaTeX
 # What a stage raises about its input; the messages start with `file:line:`.
 ERRORS = (SourceError, ValueError, OSError)
 
@@ -46,7 +46,8 @@ class Pipeline:
     """Makes the pages of the literate sources under `root`.
 
     `run_examples`: run the `#|` examples (else pages show no outputs);
-    `katex`: the KaTeX distribution folder, relative to `root`; `packages`:
+    `katex`: the KaTeX distribution folder, relative to `root` ("": the one
+    in this package); `packages`:
     installed packages whose versions count for the examples' cache key;
     `timeout`: seconds for all the pending examples of one page;
     `extensions`: the Python-Markdown extensions of the prose.
@@ -67,7 +68,7 @@ class Pipeline:
         self.packages = tuple(packages)
         self.timeout = timeout
         self.extensions = tuple(extensions)
-        self.formulas = Katex.for_dist(self.root / katex)
+        self.formulas = Katex.for_dist(dist_folder(self.root, katex))
         self._english: dict[str, Page] = {}
         self._executed: dict[tuple[str, str], Page] = {}
         self._glossaries: dict[str, tuple[Term, ...]] = {}

@@ -43,9 +43,10 @@ class LiterateConfig(Config):
     # page links to that copy, so the link works offline too.
     source_url = opt.Type(str, default="")
 
-    # The KaTeX distribution whose CSS and fonts the math needs; it is
-    # copied into the site under assets/katex/ so no page loads a CDN, and
-    # node loads the katex package from the folder above it.
+    # The KaTeX distribution (a folder with katex.min.js, katex.min.css and
+    # fonts/) that typesets the math in-process and whose CSS and fonts are
+    # copied into the site under assets/katex/, so no page loads a CDN.
+    # Default "": the one shipped in the literate package (no Node needed).
     katex = opt.Type(str, default=KATEX)
 
     # Run the `#|` examples of the sources and show their outputs.

@@ -29,6 +29,7 @@ from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
 from mkdocs.utils import get_relative_url
 
+from literate.katex import dist_folder
 from literate.labels import label
 from literate.pipeline import page_path
 
@@ -122,12 +123,13 @@ def static_files(
     config: MkDocsConfig, root: Path, options, sources: list[str]
 ) -> list[File]:
     """The stylesheets, KaTeX's fonts and (if wanted) the sources, as files."""
-    dist = root / options.katex
+    dist = dist_folder(root, options.katex)
     css = dist / "katex.min.css"
     if not css.is_file():
         raise PluginError(
             f"literate: plugins.literate.katex is {options.katex!r}, but {css} "
-            "does not exist; install KaTeX there (`npm install katex`)"
+            "does not exist; install KaTeX there (`npm install katex`), or leave "
+            "the option out to use the KaTeX that ships with literate"
         )
     pairs = [(CSS, CSS_FILE), (KATEX_CSS, css)]
     pairs += [
