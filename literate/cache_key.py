@@ -6,8 +6,10 @@ them, then the names those statements use, and so on. A statement that binds
 nothing at the top level (`os.environ.setdefault(...)`) runs on import, so it
 counts for every example. An import of a module that lives in the repository
 is followed into that module, name by name (`from mha import KVCache`) or
-whole (`import mha`). Installed packages count by their versions, with the
-Python version.
+whole (`import mha`), found where the examples' process finds it: relative
+imports from the module's package, absolute ones from its import root (see
+`import_root`), then its own folder, then the repository root. Installed
+packages count by their versions, with the Python version.
 
 Statements are compared as `ast.unparse` prints them, without comments or
 docstrings: rewording the prose of a page re-runs nothing. The
@@ -22,6 +24,7 @@ import functools
 import hashlib
 import importlib.metadata
 import json
+import os
 import platform
 from dataclasses import dataclass
 from pathlib import Path
@@ -294,11 +297,38 @@ def _imports(root: Path, path: Path, statement: ast.stmt) -> list[Need]:
     return needs
 
 
+def import_root(path: Path, root: Path) -> Path:
+    """The folder a page's module is imported from: the first folder above
+    `path` that is not a package (holds no `__init__.py`), never above `root`.
+
+    `src/geom/vectors.py` in a package `geom` imports from `src/`, as
+    `geom.vectors`; `mha.py` at the root imports from the root, as `mha`.
+    """
+    folder, top = path.parent, Path(os.path.abspath(root))
+    while (
+        (folder / "__init__.py").is_file()
+        and Path(os.path.abspath(folder)) != top
+        and Path(os.path.abspath(folder)).is_relative_to(top)
+    ):
+        folder = folder.parent
+    return folder
+
+
+def module_name(path: Path, root: Path) -> str:
+    """The dotted name `path` is imported under from its `import_root`:
+    `geom.vectors`, `geom` for `geom/__init__.py`, `mha` for `mha.py`."""
+    parts = path.relative_to(import_root(path, root)).with_suffix("").parts
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts) or path.stem
+
+
 def _module_files(root: Path, path: Path, dotted: str) -> list[Path]:
     """The files that importing `dotted` runs, packages first; [] if not local."""
     level = len(dotted) - len(dotted.lstrip("."))
     parts = [p for p in dotted.lstrip(".").split(".") if p]
-    bases = [path.parents[level - 1]] if level else [path.parent, root]
+    absolute = dict.fromkeys([import_root(path, root), path.parent, root])
+    bases = [path.parents[level - 1]] if level else list(absolute)
     for base in bases:
         files = []
         for i in range(1, len(parts) + 1):

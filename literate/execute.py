@@ -1,8 +1,10 @@
 """The execute stage: run a page's `#|` examples and attach what they showed.
 
 An example is a `#|` comment line holding one Python expression, evaluated in
-the namespace of the page's module, imported from its file under its own name
-(so `if __name__ == "__main__":` blocks do not run). What it shows is what a
+the namespace of the page's module, imported under its dotted name from the
+first folder above it that is not a package (`geom.vectors` for
+`src/geom/vectors.py`), so the page's own package imports work and
+`if __name__ == "__main__":` blocks do not run. What it shows is what a
 notebook cell would: the text it prints, the `repr` of its value unless that
 is `None` (a trailing `;` hides it), and every matplotlib figure left open,
 as SVG; a value that is a `literate.data.Data` is no text but JSON for the
@@ -43,7 +45,13 @@ import traceback
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
-from literate.cache_key import PACKAGES, code_key, example_words
+from literate.cache_key import (
+    PACKAGES,
+    code_key,
+    example_words,
+    import_root,
+    module_name,
+)
 from literate.directives import Example, ExecuteError, page_examples
 from literate.directives import read_directive as read_directive  # re-exported
 from literate.model import Output, Page
@@ -337,7 +345,7 @@ def child_main() -> None:
     try:
         _setup_matplotlib(request.get("lang", ""))
         _use_words(request.get("words") or {})
-        module = _import(root / source)
+        module = _import(root / source, root)
         imported = set(reads)
         for line, expr, hide in request["examples"]:
             reads.clear()
@@ -376,15 +384,24 @@ def _use_words(words: dict[str, str]) -> None:
     module.use({k: v for k, v in words.items() if v.strip()})
 
 
-def _import(path: Path):
-    """The module at `path`, imported under its own name (not `__main__`)."""
-    import importlib.util
+def _import(path: Path, root: Path):
+    """The module at `path`, imported under its dotted name (not `__main__`)
+    from its import root, its packages' `__init__.py` first, so that the
+    page's absolute imports (`from geom.vectors import dot`) and relative
+    ones (`from .vectors import dot`) work; its own folder is on the path
+    too, as for a script. See `cache_key.import_root`."""
+    import importlib
 
-    sys.path.insert(0, str(path.parent))
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[path.stem] = module
-    spec.loader.exec_module(module)
+    name = module_name(path, root)
+    folders = [str(import_root(path, root)), str(path.parent)]
+    sys.path[:0] = [f for f in dict.fromkeys(folders) if f not in sys.path]
+    module = importlib.import_module(name)
+    found = getattr(module, "__file__", None)
+    if not found or not Path(found).samefile(path):
+        raise ImportError(
+            f"`import {name}` found {found or 'a module without a file'}, not "
+            f"this page's source (an installed module of that name shadows it)"
+        )
     return module
 
 
