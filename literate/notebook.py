@@ -33,6 +33,7 @@ import ast
 import base64
 import json
 import re
+import warnings
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -193,7 +194,7 @@ def _statement_lines(source: str, lines: list[str]) -> tuple[set[int], set[int]]
     A cell may start at line `n` only if `n` is not in the first set.
     """
     try:
-        tree = ast.parse("\n".join(lines))
+        tree = _parse_quietly("\n".join(lines))
     except SyntaxError as err:
         raise NotebookError(
             f"{source}: its code, joined without the prose, is not valid "
@@ -274,7 +275,7 @@ def _after_what_they_need(cells: list) -> list:
         if cell.cell_type != "code" or cell.get("outputs") or _EXAMPLE in cell:
             continue
         try:
-            tree = ast.parse(cell.source)
+            tree = _parse_quietly(cell.source)
         except SyntaxError:
             continue
         for node in tree.body:
@@ -285,7 +286,7 @@ def _after_what_they_need(cells: list) -> list:
     waiting: dict[int, list] = {}
     for n, cell in enumerate(cells):
         if cell.pop(_EXAMPLE, False):
-            need = _latest(_read(ast.parse(cell.source)), defined, uses)
+            need = _latest(_read(_parse_quietly(cell.source)), defined, uses)
             if need > n:
                 waiting.setdefault(need, []).append(cell)
                 continue
@@ -363,3 +364,11 @@ def _image(url: str) -> tuple[str, str]:
     if mime == "image/svg+xml":
         return mime, base64.b64decode(data).decode("utf-8")
     return mime, data
+
+
+def _parse_quietly(code: str) -> ast.Module:
+    """`code` (the page's own code, regrouped) parsed without warnings: what
+    compiling it warns about, `parse` has reported with the source's lines."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(code)

@@ -34,6 +34,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import io
+import logging
 import re
 import tokenize
 import warnings
@@ -52,6 +53,8 @@ PRAGMA_RE = re.compile(
 )
 CODING_RE = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*[-\w.]+")
 STRING_PREFIX_RE = re.compile(r"^[rRuUbBfF]*")
+LOG = logging.getLogger("mkdocs.plugins.literate")
+INVALID_ESCAPE_RE = re.compile(r"invalid escape sequence '(\\.)'")
 
 
 # What each source line is, before lines are grouped into sections.
@@ -129,10 +132,9 @@ def _ast(text: str, path: str) -> ast.Module:
         line = text[: text.index("\0")].count("\n") + 1
         raise ParseError(path, line, "null byte in source; expected text")
     try:
-        with warnings.catch_warnings():
-            # An invalid escape like "\\s" in a string is the author's concern.
-            warnings.simplefilter("ignore")
-            return ast.parse(text, filename=path)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            tree = ast.parse(text, filename=path)
     except SyntaxError as error:
         raise ParseError(
             path, error.lineno or 1, f"syntax error: {error.msg}"
@@ -143,6 +145,37 @@ def _ast(text: str, path: str) -> ast.Module:
         raise ParseError(
             path, 1, "nested too deeply for Python's parser; split the expression"
         ) from None
+    _report(caught, path, text)
+    return tree
+
+
+def _report(caught: list[warnings.WarningMessage], path: str, text: str) -> None:
+    """What compiling the source warned about (an invalid escape sequence
+    such as "\\s" in a string, which a later Python refuses), one warning
+    each, as `path:line: ...`; the page itself is made as usual."""
+    for warning in caught:
+        message, line = str(warning.message), warning.lineno or 1
+        escape = INVALID_ESCAPE_RE.search(message)
+        if escape:
+            line = _escape_line(text, line, escape.group(1))
+            message += '; double the backslash or make the string raw (r"...")'
+        LOG.warning("%s:%d: %s", path, line, message)
+
+
+def _escape_line(text: str, line: int, escape: str) -> int:
+    """The line of `escape` (`\\d`) in the string that starts at `line`:
+    Python before 3.12 names the string's first line (later ones name the
+    escape's own, which no string starts at, or which this leaves as it is)."""
+    pattern = re.compile(r"(?<!\\)(?:\\\\)*(" + re.escape(escape) + ")")
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.STRING and token.start[0] == line:
+                found = pattern.search(token.string)
+                if found:
+                    return token.start[0] + token.string.count("\n", 0, found.start(1))
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return line
 
 
 def _tokens(text: str, path: str) -> list[tokenize.TokenInfo]:
