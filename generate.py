@@ -34,9 +34,11 @@ import torch
 import torch.nn.functional as F
 
 import generate_report as report
+from literate.data import Data  # JSON for the page's scripts
 from literate.words import tr  # a figure's words in the page's language
 from mha import MultiHeadAttention
 from train import RECORDED, CharTransformer, block_with_weights, load_model
+from trainkit import cli
 from trainkit.decode import decoder
 
 MODEL = RECORDED / "model.pt"  # the model chapter 4 trained
@@ -520,6 +522,57 @@ def try_zeroing_heads(path: Path = MODEL, windows: int = 32) -> None:
 
 #| try_zeroing_heads()
 
+# ## The model in this page
+#
+# The figures above are fixed: one passage, drawn when the page was built.
+# Below the code of this section, a button runs the same model in your
+# browser, from the weights of `runs/cpu/model.pt`, so that you can ask it
+# your own questions. Nothing is fetched until you press it; the line under
+# the code says how much it loads.
+#
+# * **The attention explorer** starts with the passage above; type any text
+#   of at most `context` characters instead. Point at, tap or focus a
+#   character, or move with the arrow keys: the characters it reads are
+#   shaded by their weight in the chosen layer and head, on the figures'
+#   square-root scale. *All heads* draws every head's weights for that
+#   character as small bar charts. Try a character just after a newline, and
+#   the line-start heads of the table.
+# * **The generation box** continues a prompt with the options of
+#   `python train.py sample` and their defaults; *Stop* ends it. With its box
+#   ticked, the explorer follows the writing: it shows the window the model
+#   read, and the weights of the position that drew the newest character.
+#
+# `docs/assets/js/model.js` is the forward pass of
+# [`CharTransformer`](train.html#CharTransformer) with its caches, and the
+# loop of `generate` above, in plain JavaScript loops over the same float32
+# weights (no library): embeddings, pre-LN blocks, causal attention over a
+# key/value cache, the feed-forward network, the final LayerNorm and the
+# tied output layer. `tests/test_model_in_page.py` checks in Chromium that
+# its greedy text (top-k 1) is Python's and that its attention weights are
+# `attention_maps`'s. At other settings the page draws with its own random
+# numbers, not PyTorch's, so the same seed writes a different text.
+
+
+def model_in_page(path: Path = MODEL) -> Data:
+    """What the page's scripts need: the passage, the sampling defaults, the
+    model's sizes and the widgets' words (`trainkit/web_model.py` writes the
+    weights into the site)."""
+    model, vocab = load_model(path, CPU)
+    weights = sum(p.numel() for p in model.parameters())  # the tied one once
+    defaults = cli.sample_parser().parse_args([])  # python train.py sample's
+    print(tr("{n} weights in float32: {mb} MB, loaded by the button").format(
+        n=f"{weights:,}", mb=f"{4 * weights / 1e6:.1f}"))  # fmt: skip
+    return Data("model", {
+        "passage": PASSAGE, "prompt": "ROMEO:", "vocab": "".join(vocab.chars),
+        "layers": len(model.blocks), "heads": model.blocks[0].attn.heads,
+        "context": model.context, "bytes": 4 * weights, "tokens": defaults.tokens,
+        "temperature": defaults.temperature, "top_k": defaults.top_k,
+        "seed": defaults.seed, "words": report.model_words(),
+    })  # fmt: skip
+
+
+#| model_in_page()
+
 # ## What next
 #
 # The model of these chapters is small, and every part of it has a larger
@@ -562,7 +615,7 @@ if __name__ == "__main__":
     import os
     import sys
 
-    from trainkit import RunError, cli
+    from trainkit import RunError
 
     cli.utf8_output()
     try:

@@ -133,8 +133,9 @@ def draw_chosen_heads(panels: dict[str, tuple[int, int]], maps: torch.Tensor,
     for ax, (name, (layer, head)) in zip(axes, panels.items(), strict=True):
         shown = _masked(maps[layer, head, :n, :n])
         ax.imshow(shown, cmap="viridis", norm=PowerNorm(0.5, 0, 1))
-        ax.set_xticks(range(n), labels, fontsize=7)
-        ax.set_yticks(range(n), labels, fontsize=7)
+        # 8 points: at a phone's width still 9 CSS px (tests/test_layout.py).
+        ax.set_xticks(range(n), labels, fontsize=8)
+        ax.set_yticks(range(n), labels, fontsize=8)
         title = tr("{name}: layer {l}, head {h}").format(name=name, l=layer, h=head)
         ax.set_title(title, fontsize=11)
         ax.set_xlabel(tr("read (key)"), fontsize=10)
@@ -171,3 +172,48 @@ def loss_change_table(base: float, losses: torch.Tensor) -> str:
     corner = tr("rise from {l} nats").format(l=f"{base:.3f}")
     header = [corner] + [tr("head {h}").format(h=h) for h in range(heads)]
     return markdown_table(header, rows, align="l" + "r" * heads)
+
+
+def model_words() -> dict[str, str]:
+    """The words of the explorer and the generation box, by the names that
+    `docs/assets/js/model-ui.js` reads; `{fields}` are filled there."""
+    return {
+        "open": tr("Run the model in this page ({mb} MB)"),
+        "loading": tr("Loading the model…"),
+        "loaded": tr("The model is loaded: {mb} MB in {ms} ms."),
+        "failed": tr("The model could not be loaded: {error}"),
+        "explorer": tr("Attention explorer"),
+        "text": tr("Text (up to {n} characters)"),
+        "layer": tr("Layer"),
+        "head": tr("Head"),
+        "all_heads": tr("All heads"),
+        "strip": tr("Characters of the text: the arrow keys move the query"),
+        "option": tr("{char}, character {pos}"),
+        "newline": tr("newline"),
+        "space": tr("space"),
+        "unknown_row": tr("Its weights show when the writing stops."),
+        "weight": tr("{char} ({pos}) {p}"),
+        "list_separator": tr(", "),
+        "query": tr("Character {pos}, {char}: layer {layer}, head {head} reads {top}."),
+        "panel": tr("Layer {layer}, head {head}"),
+        "empty": tr("The text is empty."),
+        "not_in_vocab": tr("The model has no character {char} (character {pos})."),
+        "generation": tr("Generation"),
+        "prompt": tr("Prompt"),
+        "tokens": tr("Characters"),
+        "temperature": tr("Temperature"),
+        "top_k": tr("Top-k (0: all)"),
+        "seed": tr("Seed"),
+        "generate": tr("Generate"),
+        "stop": tr("Stop"),
+        "follow": tr("Show the newest character's attention in the explorer"),
+        "output": tr("Generated text"),
+        "rng_note": tr(
+            "Only top-k 1 (greedy) writes what python train.py sample writes: "
+            "the page draws with its own random numbers, not PyTorch's."
+        ),
+        "bad_value": tr("{field}: expected {expected}, not “{typed}”."),
+        "writing": tr("Writing: {n} of {total} characters."),
+        "stopped": tr("Stopped after {n} characters."),
+        "done": tr("{n} characters in {s} s ({rate} a second)."),
+    }

@@ -1,0 +1,335 @@
+"""Chapter 5's model in the page: the weights file and the browser's forward pass.
+
+The weights that `trainkit/web_model.py` writes are the checkpoint's, and in
+Chromium the page's JavaScript (`docs/assets/js/model.js`) writes the greedy
+text of `python train.py sample --top-k 1` and the attention weights of
+`attention_maps`. The explorer and the generation box (model-ui.js) are
+driven as a reader drives them: pointer, keyboard, buttons; they load
+nothing before the reader asks, send no request off the site, pass axe, fit
+a narrow window and speak the page's language.
+"""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+from conftest import ROOT
+from test_site import (  # noqa: F401 (fixtures)
+    AXE,
+    AXE_RUN,
+    LANGS,
+    Tab,
+    browser,
+    in_browser,
+    server,
+    site,
+)
+
+import train
+from generate import MODEL, PASSAGE, attention_maps
+from train import load_model
+from trainkit import web_model
+
+PAGE = "generate.html"
+WIDE = {"width": 1400, "height": 1000}
+TEXT_64 = PASSAGE[:64]
+OPEN = ".lit-model-open"
+
+
+@pytest.fixture(scope="module")
+def python_model():
+    return load_model(MODEL, torch.device("cpu"))
+
+
+def sampled_by_the_cli(capsys, *options: str) -> str:
+    """What `python train.py sample` prints for `options`, run in this process."""
+    threads = torch.get_num_threads()  # the command sets one thread
+    try:
+        train.main(["sample", "--checkpoint", str(MODEL), *options])
+    finally:
+        torch.set_num_threads(threads)
+    return capsys.readouterr().out.removesuffix("\n")
+
+
+# ## The weights file
+
+
+def test_the_weights_file_holds_the_checkpoints_tensors_as_its_header_says(tmp_path):
+    header, weights = web_model.export(MODEL)
+    web_model.write(header, weights, tmp_path)
+    read = json.loads((tmp_path / "model.json").read_text(encoding="utf-8"))
+    numbers = np.frombuffer((tmp_path / "model.bin").read_bytes(), dtype="<f4")
+    state = torch.load(MODEL, map_location="cpu", weights_only=True)["model"]
+    assert read == header
+    assert [t["name"] for t in read["tensors"]] == [
+        n for n in state if n != "head.weight"
+    ]
+    for t in read["tensors"]:
+        stored = numbers[t["offset"] : t["offset"] + t["length"]].reshape(t["shape"])
+        np.testing.assert_array_equal(stored, state[t["name"]].numpy())
+    assert sum(t["length"] for t in read["tensors"]) == numbers.size
+    model, vocab = load_model(MODEL, torch.device("cpu"))
+    assert model.head.weight is model.token.weight  # tied: stored once
+    assert read["vocab"] == "".join(vocab.chars)
+    assert read["checkpoint_sha256"] == web_model.sha256(MODEL)
+    script = (tmp_path / "model.js").read_text(encoding="ascii")
+    assert script.startswith("literateModelFiles(") and script.endswith('");\n')
+
+
+def test_the_hook_writes_the_cached_files_into_the_site(tmp_path):
+    root = ROOT
+    config = SimpleNamespace(
+        config_file_path=str(root / "mkdocs.yml"), site_dir=str(tmp_path / "site")
+    )
+    web_model.on_post_build(config=config)
+    target = tmp_path / "site" / web_model.SITE_FOLDER
+    source = web_model.cached(
+        root / web_model.CHECKPOINT, root / ".cache" / "web_model"
+    )
+    for name in web_model.FILES:
+        assert (target / name).read_bytes() == (source / name).read_bytes()
+    header = json.loads((target / "model.json").read_text(encoding="utf-8"))
+    assert header["checkpoint_sha256"] == web_model.sha256(MODEL)
+
+
+# ## In the browser
+
+
+@pytest.fixture(scope="module")
+def tab(browser, server):  # noqa: F811
+    opened = Tab(browser, server, WIDE)
+    yield opened
+    opened.close()
+
+
+def opened(tab: Tab, lang: str = "en"):
+    """The chapter with its widgets opened by the button, as a reader would."""
+    page = tab.open(LANGS[lang] + PAGE)
+    page.click(OPEN)
+    page.wait_for_selector(".lit-model-strip [role=option]")
+    return page
+
+
+@in_browser
+def test_greedy_text_in_the_page_is_what_train_py_sample_writes(tab, capsys):
+    cli_text = sampled_by_the_cli(
+        capsys, "--prompt", "ROMEO:", "--tokens", "200", "--top-k", "1"
+    )
+    page = tab.open(PAGE)
+    text = page.evaluate(
+        "async () => { await literateModel.load();"
+        " return await literateModel.generate('ROMEO:', 200, {topK: 1}); }"
+    )
+    assert "ROMEO:" + text == cli_text
+    assert len(text) == 200  # past the window's edge: re-encoded on the way
+    assert tab.errors == [] and tab.foreign == []
+
+
+@in_browser
+def test_attention_in_the_page_equals_attention_maps(tab, python_model):
+    model, vocab = python_model
+    expected = attention_maps(model, vocab.encode(TEXT_64)).numpy()  # [L, H, S, S]
+    page = tab.open(PAGE)
+    got = np.array(page.evaluate("t => literateModel.attention(t)", TEXT_64))
+    assert got.shape == expected.shape == (4, 4, 64, 64)
+    assert np.abs(got - expected).max() <= 1e-3
+    assert tab.errors == [] and tab.foreign == []
+
+
+@in_browser
+def test_the_page_fetches_nothing_of_the_model_until_the_button(tab):
+    requests: list[str] = []
+
+    def seen(request) -> None:
+        requests.append(request.url)
+
+    tab.page.on("request", seen)
+    page = tab.open(PAGE, until="networkidle")
+    model_files = ("/model/", "js/model.js", "js/model-ui.js")
+    assert [u for u in requests if any(f in u for f in model_files)] == []
+    # What every reader pays: the loader, the styles, the page's data.
+    loader = page.evaluate(
+        """() => Promise.all(['assets/js/model-loader.js', 'assets/model.css']
+          .map(u => fetch(u).then(r => r.text()).then(t => t.length)))"""
+    )
+    data = page.evaluate(
+        "document.querySelector('script.lit-data[data-name=model]').textContent.length"
+    )
+    assert sum(loader) + data <= 50_000
+    requests.clear()
+    page.click(OPEN)
+    page.wait_for_selector(".lit-model-strip [role=option]")
+    loaded = [u for u in requests if any(f in u for f in model_files)]
+    assert any(u.endswith("model/model.bin") for u in loaded)
+    assert tab.foreign == [] and tab.errors == []
+    tab.page.remove_listener("request", seen)
+
+
+def shading(page) -> list[float]:
+    return page.evaluate(
+        """() => [...document.querySelectorAll('.lit-model-strip [role=option]')]
+          .map(o => Number(o.style.getPropertyValue('--w')))"""
+    )
+
+
+@in_browser
+def test_pointer_keys_and_selects_show_the_query_row_of_the_chosen_head(
+    tab, python_model
+):
+    model, vocab = python_model
+    maps = attention_maps(model, vocab.encode(PASSAGE)).numpy()
+    page = opened(tab)
+    page.hover(".lit-model-strip [data-i='20']")
+    row = np.sqrt(maps[0, 0, 20, : len(PASSAGE)])  # layer 1, head 1; square root
+    np.testing.assert_allclose(shading(page), row, atol=2e-3)  # three decimals shown
+    page.focus(".lit-model-strip [data-i='20']")
+    page.keyboard.press("ArrowRight")
+    focused = page.evaluate("document.activeElement.dataset.i")
+    assert focused == "21"
+    assert (
+        page.get_attribute(".lit-model-strip [data-i='21']", "aria-selected") == "true"
+    )
+    page.select_option("select >> nth=0", "2")  # layer 3
+    page.select_option("select >> nth=1", "1")  # head 2
+    row = np.sqrt(maps[2, 1, 21, : len(PASSAGE)])
+    np.testing.assert_allclose(shading(page), row, atol=2e-3)
+    readout = page.inner_text(".lit-model-readout")
+    assert "22" in readout and "3" in readout
+    page.check(".lit-model-explorer input[type=checkbox]")
+    assert page.locator(".lit-model-panel").count() == 16
+    page.click(".lit-model-panel >> nth=5")  # layer 2, head 2
+    assert page.input_value("select >> nth=0") == "1"
+    assert page.input_value("select >> nth=1") == "1"
+    assert tab.errors == [] and tab.foreign == []
+
+
+@in_browser
+def test_typed_text_is_explored_and_an_unknown_character_named(tab, python_model):
+    model, vocab = python_model
+    page = opened(tab)
+    page.fill(".lit-model-explorer textarea", "ROMEO:\nHe")
+    page.wait_for_function(
+        "document.querySelectorAll('.lit-model-strip [role=option]').length === 9"
+    )
+    page.hover(".lit-model-strip [data-i='8']")
+    maps = attention_maps(model, vocab.encode("ROMEO:\nHe")).numpy()
+    np.testing.assert_allclose(shading(page), np.sqrt(maps[0, 0, 8]), atol=2e-3)
+    page.fill(".lit-model-explorer textarea", "ROMEO é")
+    page.wait_for_function("document.querySelector('.lit-model-problem').textContent")
+    assert "é" in page.inner_text(".lit-model-problem")
+    assert "7" in page.inner_text(".lit-model-problem")
+
+
+@in_browser
+def test_the_generation_box_writes_greedy_text_and_stops(tab, capsys):
+    cli_text = sampled_by_the_cli(
+        capsys, "--prompt", "ROMEO:", "--tokens", "150", "--top-k", "1"
+    )
+    page = opened(tab)
+    box = ".lit-model-generate"
+    assert page.input_value(f"{box} input[type=text]") == "ROMEO:"
+    numbers = page.locator(f"{box} input[type=number]")
+    assert [numbers.nth(i).input_value() for i in range(4)] == ["500", "0.8", "40", "0"]
+    numbers.nth(0).fill("150")
+    numbers.nth(2).fill("1")
+    page.click(f"{box} .md-button--primary")
+    page.wait_for_function(
+        "!document.querySelector('.lit-model-generate .md-button--primary').disabled"
+    )
+    assert page.inner_text(".lit-model-output") == cli_text
+    # The explorer then holds the window, the newest character its query.
+    query = page.get_attribute(".lit-model-strip [aria-selected=true]", "data-i")
+    count = page.locator(".lit-model-strip [role=option]").count()
+    assert int(query) == count - 1
+    numbers.nth(0).fill("100000")
+    page.click(f"{box} .md-button--primary")
+    page.wait_for_function("document.querySelector('.lit-model-output')"
+                           ".textContent.length > 50")  # fmt: skip
+    page.click(f"{box} .md-button:not(.md-button--primary)")
+    page.wait_for_function(
+        "!document.querySelector('.lit-model-generate .md-button--primary').disabled"
+    )
+    assert len(page.inner_text(".lit-model-output")) < 100_000
+    numbers.nth(1).fill("0")
+    page.click(f"{box} .md-button--primary")
+    assert "0" in page.inner_text(".lit-model-progress")  # a named problem, no run
+    assert tab.errors == [] and tab.foreign == []
+
+
+@in_browser
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("lang", list(LANGS))
+def test_the_open_widgets_pass_axe(browser, server, lang, scheme):  # noqa: F811
+    tab = Tab(browser, server, WIDE, color_scheme=scheme)
+    try:
+        page = opened(tab, lang)
+        page.check(".lit-model-explorer input[type=checkbox]")  # all the heads
+        page.add_script_tag(path=str(AXE))
+        violations = page.evaluate(
+            AXE_RUN.replace("axe.run(document,", "axe.run('.lit-model',")
+        )
+        assert violations == [], f"{lang}, {scheme}:\n" + "\n".join(violations)
+    finally:
+        tab.close()
+
+
+@in_browser
+@pytest.mark.parametrize("lang", ["ja", "zh"])
+def test_the_widgets_words_are_the_pages_table(tab, lang):
+    path = ROOT / "translations" / lang / "generate.json"
+    table = json.loads(path.read_text(encoding="utf-8"))
+    page = opened(tab, lang)
+    legends = page.locator(".lit-model legend").all_inner_texts()
+    assert legends == [table["Attention explorer"], table["Generation"]]
+    buttons = page.locator(".lit-model-generate .md-button").all_inner_texts()
+    assert buttons == [table["Generate"], table["Stop"]]
+    assert table["Layer"] in page.inner_text(".lit-model-explorer")
+
+
+@in_browser
+def test_the_widgets_fit_a_narrow_window(browser, server):  # noqa: F811
+    tab = Tab(browser, server, {"width": 400, "height": 800})
+    try:
+        page = opened(tab)
+        page.check(".lit-model-explorer input[type=checkbox]")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 400
+        outside = page.evaluate(
+            """() => [...document.querySelectorAll('.lit-model *')].filter(e => {
+              const r = e.getBoundingClientRect();
+              return r.width && (r.left < 0 || r.right > 400);
+            }).map(e => e.className || e.tagName)"""
+        )
+        assert outside == []
+    finally:
+        tab.close()
+
+
+@in_browser
+def test_the_model_loads_from_disk_too(browser, site, python_model):  # noqa: F811
+    model, vocab = python_model
+    tab = Tab(browser, site.as_uri() + "/", WIDE)
+    try:
+        page = tab.open(PAGE)
+        got = np.array(page.evaluate("t => literateModel.attention(t)", "ROMEO:\nIs"))
+        expected = attention_maps(model, vocab.encode("ROMEO:\nIs")).numpy()
+        assert np.abs(got - expected).max() <= 1e-3
+        assert tab.errors == [] and tab.foreign == []
+    finally:
+        tab.close()
+
+
+@in_browser
+def test_without_javascript_the_static_figures_stay(browser, server):  # noqa: F811
+    context = browser.new_context(java_script_enabled=False)
+    try:
+        page = context.new_page()
+        page.goto(server + PAGE)
+        assert page.locator(OPEN).count() == 0
+        alts = page.locator(".lit-code img").evaluate_all("i => i.map(e => e.alt)")
+        assert any("16 attention maps" in alt for alt in alts)
+    finally:
+        context.close()
