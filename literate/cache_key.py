@@ -26,6 +26,7 @@ import importlib.metadata
 import json
 import os
 import platform
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -164,7 +165,9 @@ def analyse(root: Path, path: Path) -> ModuleCode:
 
 @functools.lru_cache(maxsize=64)
 def _analyse(root: Path, path: Path, _mtime: int, _size: int) -> ModuleCode:
-    tree = ast.parse(read_utf8(path), str(path))  # a leading BOM is dropped
+    with warnings.catch_warnings():  # parse reports them, with their lines
+        warnings.simplefilter("ignore")
+        tree = ast.parse(read_utf8(path), str(path))  # a leading BOM is dropped
     statements = [s for s in tree.body if not _skipped(s, tree.body)]
     binds: dict[str, list[int]] = {}
     on_import = []

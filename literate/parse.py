@@ -151,15 +151,16 @@ def _ast(text: str, path: str) -> ast.Module:
 
 def _report(caught: list[warnings.WarningMessage], path: str, text: str) -> None:
     """What compiling the source warned about (an invalid escape sequence
-    such as "\\s" in a string, which a later Python refuses), one warning
-    each, as `path:line: ...`; the page itself is made as usual."""
+    such as "\\s" in a string, which a later Python refuses), one line each,
+    as `path:line: ...`; the page itself is made as usual. At INFO, as mkdocs
+    shows Python's own warnings: shown by a build, failing no `--strict` one."""
     for warning in caught:
         message, line = str(warning.message), warning.lineno or 1
         escape = INVALID_ESCAPE_RE.search(message)
         if escape:
             line = _escape_line(text, line, escape.group(1))
             message += '; double the backslash or make the string raw (r"...")'
-        LOG.warning("%s:%d: %s", path, line, message)
+        LOG.info("%s:%d: %s", path, line, message)
 
 
 def _escape_line(text: str, line: int, escape: str) -> int:
