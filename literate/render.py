@@ -733,7 +733,8 @@ def _code_html(page, section, code) -> str:
         cls = "lit-line lit-gap" if gap else "lit-line"
         n = line.number
         rows.append(
-            f'<span class="{cls}"><a id="L{n}" class="lit-ln" href="#L{n}"'
+            f'<span class="{cls}"{_indent(line.text)}>'
+            f'<a id="L{n}" class="lit-ln" href="#L{n}"'
             f" data-search-exclude>{n}</a>"
             f"{code.get(n, '')}</span>"
         )
@@ -750,6 +751,14 @@ def _code_html(page, section, code) -> str:
     ]
     # Empty when there is no code: the column still holds its width (CSS).
     return '<div class="lit-code">' + "\n".join(parts) + "</div>"
+
+
+def _indent(text: str) -> str:
+    """A line's indentation, for the stylesheet: a line too long for the
+    column wraps, and its continuation starts a step further in than the
+    line itself."""
+    spaces = len(text) - len(text.lstrip(" "))
+    return f' style="--lit-indent:{spaces}"' if spaces else ""
 
 
 _ROLES = ("prose", "original")
@@ -774,7 +783,11 @@ def _output_html(page: Page, output: Output, name: str) -> str:
             f"{_table_html(rows)}</div>"
         )
     if output.kind == "text":
-        text = html.escape(output.text.rstrip("\n"))
+        # One span a line, as in the code: a long line wraps (CSS).
+        text = "\n".join(
+            f'<span class="lit-line"{_indent(row)}>{html.escape(row)}</span>'
+            for row in output.text.rstrip("\n").split("\n")
+        )
         return (
             f'<div class="lit-output" id="{_attr(name)}" data-directive="{line}">'
             f"<pre><code>{text}</code></pre></div>"

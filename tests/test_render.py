@@ -397,7 +397,8 @@ def test_outputs_show_under_the_code_text_escaped():
     )
     tree = Tree(html)
     assert '<div class="lit-output" id="table-output-0" data-directive="3">' in html
-    assert "<pre><code>| a | &lt;b&gt; |</code></pre>" in html
+    line = '<span class="lit-line">| a | &lt;b&gt; |</span>'  # one span a line
+    assert f"<pre><code>{line}</code></pre>" in html
     assert tree.find("img", src=svg, alt='weights "w"')
     code = html.index('class="lit-code"')
     assert code < html.index("lit-output") < html.index("</section>")
