@@ -4,6 +4,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+NODE   := node_modules/.installed
 PORT   ?= 8000
 
 .DEFAULT_GOAL := help
@@ -13,14 +14,21 @@ help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | \
 	  awk 'BEGIN {FS = ":.*## "}; {printf "  make %-13s %s\n", $$1, $$2}'
 
-install: $(STAMP) ## create .venv and install the pinned dependencies and KaTeX
+install: $(STAMP) ## create .venv; install the pinned dependencies, the renderer and the tutorial
 
-$(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml package-lock.json
+# Both distributions, editable: the renderer (literate-pages, literate/pyproject.toml)
+# and the tutorial (pyproject.toml). No npm: KaTeX ships inside the renderer.
+$(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml literate/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -r requirements.txt
 	$(BIN)/pip install --quiet --no-deps -r requirements-nodeps.txt
-	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e .
+	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e ./literate -e .
+	@touch $@
+
+# The tests' node packages: axe-core (accessibility checks in the browser tests)
+# and KaTeX for node, the reference bench/katex.py measures against.
+$(NODE): package-lock.json
 	npm ci --no-audit --no-fund --silent
 	@touch $@
 
@@ -30,21 +38,22 @@ serve: $(STAMP) ## build the site and serve it at http://127.0.0.1:$(PORT), relo
 docs: $(STAMP) ## build the site into site/ (strict: any warning fails the build)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
-test: $(STAMP) ## run the test suite (numerics, renderer, translations, site in a browser)
+test: $(STAMP) $(NODE) ## run the test suite (numerics, renderer, translations, site in a browser)
 	$(BIN)/python -m pytest
 
-test-fast: $(STAMP) ## all but the browser, site-build and training tests (under a minute)
+test-fast: $(STAMP) $(NODE) ## all but the browser, site-build and training tests (under a minute)
 	$(BIN)/python -m pytest -q -m "not slow and not browser" --ignore=tests/test_train.py
 
 lint: $(STAMP) ## ruff: style and line length (88)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-bench: $(STAMP) ## run the benchmarks; each prints a table of ratios to a reference
+bench: $(STAMP) $(NODE) ## run the benchmarks; each prints a table of ratios to a reference
 	$(BIN)/python bench/mha.py
 	$(BIN)/python bench/train.py
 	$(BIN)/python bench/site.py
 	$(BIN)/python bench/repeats.py
+	$(BIN)/python bench/katex.py
 
 translations: $(STAMP) ## check the Japanese and Chinese tables (the translators' CI gate)
 	$(BIN)/python -m literate translations check

@@ -1,10 +1,19 @@
-"""The renderer as someone else installs it: from a wheel, in another folder.
+"""The renderer as someone else installs it: its own wheel, in another folder.
 
-The wheel is built from a copy of this checkout and installed (not editable)
-into a temporary folder that comes first on PYTHONPATH; its dependencies are
-this environment's. A small site outside the repository, with mkdocs' own
-theme, a package tree, math and a Japanese translation, is then made with
-the installed `literate` command and `mkdocs build --strict`.
+The renderer's wheel (`literate-pages`, built from `literate/pyproject.toml`
+in a copy of this checkout) is installed two ways:
+
+- (not editable) into a temporary folder that comes first on PYTHONPATH, its
+  dependencies this environment's: a small site outside the repository, with
+  mkdocs' own theme, a package tree, math and a Japanese translation, is made
+  with the installed `literate` command and `mkdocs build --strict`;
+- into a fresh virtualenv with its declared dependencies and mkdocs-material
+  only (no torch, labml or matplotlib), from a local wheel cache
+  (`.cache/wheels`, filled by `pip download` at the pinned versions when a
+  wheel is missing), with no node on PATH: a package of literate files that
+  import each other, absolute and relative, with executed examples and math,
+  builds with material. The packages it installs beyond mkdocs-material's own
+  are printed and counted.
 """
 
 from __future__ import annotations
@@ -66,13 +75,16 @@ def run(command: list[str], cwd: Path, env: dict[str, str]) -> str:
     return done.stdout + done.stderr
 
 
+PIP = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
+
+
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory) -> tuple[Path, dict[str, str]]:
-    """The folder the wheel is installed into, and an environment using it."""
+def wheel(tmp_path_factory) -> Path:
+    """The renderer's wheel, built from a copy of the checkout's literate/."""
     tmp = tmp_path_factory.mktemp("wheel")
     checkout = tmp / "checkout"
     listed = subprocess.run(
-        ["git", "ls-files", "-co", "--exclude-standard"],
+        ["git", "ls-files", "-co", "--exclude-standard", "literate"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -82,14 +94,19 @@ def installed(tmp_path_factory) -> tuple[Path, dict[str, str]]:
         if (ROOT / name).is_file():
             (checkout / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / name, checkout / name)
-    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
+    env = dict(os.environ, PIP_NO_INDEX="1")
+    build = ["wheel", "--no-deps", "--no-build-isolation", "-w", str(tmp / "dist")]
+    run(PIP + build + ["./literate"], checkout, env)
+    [built] = (tmp / "dist").glob("*.whl")
+    return built
+
+
+@pytest.fixture(scope="module")
+def installed(wheel, tmp_path_factory) -> tuple[Path, dict[str, str]]:
+    """The folder the wheel is installed into, and an environment using it."""
+    target = tmp_path_factory.mktemp("installed")
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1", PIP_NO_INDEX="1")
-    dist = tmp / "dist"
-    build = ["wheel", "--no-deps", "--no-build-isolation", "-w", str(dist), "."]
-    run(pip + build, checkout, env)
-    [wheel] = dist.glob("*.whl")
-    target = tmp / "installed"
-    run(pip + ["install", "--no-deps", "--target", str(target), str(wheel)], tmp, env)
+    run(PIP + ["install", "--no-deps", "--target", str(target), str(wheel)], ROOT, env)
     env["PYTHONPATH"] = str(target)
     return target, env
 
@@ -97,6 +114,19 @@ def installed(tmp_path_factory) -> tuple[Path, dict[str, str]]:
 def test_the_wheel_carries_the_renderers_assets(installed):
     target, env = installed
     assert (target / "literate" / "katex_render.js").is_file()
+    katex = target / "literate" / "vendor" / "katex"
+    assert {p.name for p in katex.iterdir()} == {
+        "katex.min.js",
+        "katex.min.css",
+        "LICENSE",
+        "fonts",
+    }
+    assert len(list((katex / "fonts").glob("*.woff2"))) == 20
+    # Only the renderer's package at the top level: not the tutorial's modules.
+    assert {p.name for p in target.iterdir() if p.suffix != ".dist-info"} == {
+        "literate",
+        "bin",
+    }
     assert (target / "literate" / "assets" / "literate.css").is_file()
     code = "import literate.pipeline as p; print(p.__file__)"
     where = run([sys.executable, "-c", code], ROOT.parent, env)
@@ -113,9 +143,6 @@ def test_an_installed_renderer_builds_a_package_tree_with_math_and_a_translation
         (site / name).write_text(text, encoding="utf-8")
     (site / "docs").mkdir()
     (site / "mkdocs.yml").write_text(MKDOCS, encoding="utf-8")
-    # KaTeX as the site installs it (node_modules beside mkdocs.yml), not
-    # beside the package.
-    (site / "node_modules").symlink_to(ROOT / "node_modules", target_is_directory=True)
 
     literate = [str(target / "bin" / "literate")]
     report = run(literate + ["translations", "update", "ja"], site, env)
@@ -155,7 +182,6 @@ def test_a_broken_link_fails_the_strict_build_naming_file_and_line(installed, tm
         '"""# Index\n\nSee [gone](missing.html)."""\n', encoding="utf-8"
     )
     (tmp_path / "docs").mkdir()
-    (tmp_path / "node_modules").symlink_to(ROOT / "node_modules")
     (tmp_path / "mkdocs.yml").write_text(
         "site_name: t\nplugins:\n  - literate:\n      sources: [pkg/*.py]\n",
         encoding="utf-8",
@@ -166,3 +192,137 @@ def test_a_broken_link_fails_the_strict_build_naming_file_and_line(installed, tm
     )
     assert done.returncode != 0
     assert "pkg/__init__.py:3: link to 'missing.html'" in done.stderr
+
+
+# --- a fresh virtualenv: the renderer's own dependencies, no node ---------------
+
+GEOM = {
+    "src/geom/__init__.py": r'''r"""
+# Geometry
+
+Vectors and the angle between them, $\cos\theta = a \cdot b / (|a||b|)$.
+"""
+
+from geom.vectors import dot
+
+# The package's own example: $e_1 \cdot e_1$.
+#| dot([1, 0], [1, 0])
+ORIGIN = (0, 0)
+''',
+    "src/geom/vectors.py": r'''r"""# Vectors
+
+The dot product $a \cdot b = \sum_i a_i b_i$.
+"""
+
+
+# The dot product.
+def dot(a, b):
+    return sum(x * y for x, y in zip(a, b, strict=True))
+
+
+# The length, $|a| = \sqrt{a \cdot a}$.
+#| norm([3, 4])
+def norm(a):
+    return dot(a, a) ** 0.5
+''',
+    "src/geom/angles.py": r'''r"""# Angles
+
+Built from [the vectors](vectors.html), imported absolutely and relatively.
+"""
+
+from geom.vectors import dot
+
+from . import ORIGIN
+from .vectors import norm
+
+
+# The cosine of the angle: $\cos\theta = \frac{a \cdot b}{|a|\,|b|}$.
+#| print(f"cos = {cosine([1, 0], [1, 1]):.4f}, origin {ORIGIN}, in {__name__}")
+def cosine(a, b):
+    return dot(a, b) / (norm(a) * norm(b))
+''',
+}
+
+GEOM_MKDOCS = """site_name: geom
+theme: material
+plugins:
+  - search
+  - literate:
+      sources: [src/geom]
+      base: src
+"""
+
+MATERIAL = "mkdocs-material==9.8.2"
+WHEELS = ROOT / ".cache" / "wheels"
+
+
+def fill_wheel_cache(wanted: list[str]) -> list[str]:
+    """pip options that install `wanted` from the local wheel cache only;
+    the cache is completed from the registry (pinned versions) if need be."""
+    offline = ["--no-index", "--find-links", str(WHEELS)]
+    download = PIP + ["download", "--dest", str(WHEELS), "-c", "requirements.txt"]
+    have = subprocess.run(
+        download + offline + wanted, cwd=ROOT, capture_output=True, text=True
+    )
+    if have.returncode != 0:
+        run(download + wanted, ROOT, dict(os.environ))
+    return offline
+
+
+def distributions(python: Path) -> set[str]:
+    code = (
+        "import importlib.metadata as m\n"
+        "print('\\n'.join(sorted({d.metadata['Name'].lower().replace('_', '-') "
+        "for d in m.distributions()})))"
+    )
+    listed = subprocess.run([python, "-c", code], capture_output=True, text=True)
+    return set(listed.stdout.split()) - {"pip", "setuptools"}
+
+
+def test_a_fresh_virtualenv_builds_a_package_site_without_torch_or_node(
+    wheel, tmp_path
+):
+    offline = fill_wheel_cache([str(wheel), MATERIAL])
+    venv = tmp_path / "venv"
+    run([sys.executable, "-m", "venv", "--without-pip", str(venv)], tmp_path, {})
+    python = venv / "bin" / "python"
+    into = PIP + ["--python", str(python), "install", *offline]
+    run(into + [MATERIAL], tmp_path, dict(os.environ))
+    material = distributions(python)
+    run(into + [str(wheel), MATERIAL], tmp_path, dict(os.environ))
+    extra = sorted(distributions(python) - material)
+    print(
+        f"\nmkdocs-material installs {len(material)} packages; the renderer adds "
+        f"{len(extra)}: {', '.join(extra)}"
+    )
+    assert "literate-pages" in extra and "mini-racer" in extra
+    assert not {"torch", "labml", "matplotlib", "numpy"} & set(extra)
+    assert len(extra) <= 12
+
+    site = tmp_path / "site"
+    for name, text in GEOM.items():
+        (site / name).parent.mkdir(parents=True, exist_ok=True)
+        (site / name).write_text(text, encoding="utf-8")
+    (site / "docs").mkdir()
+    (site / "mkdocs.yml").write_text(GEOM_MKDOCS, encoding="utf-8")
+    path = str(venv / "bin")  # nothing else: no node
+    assert shutil.which("node", path=path) is None
+    env = {"PATH": path, "HOME": str(tmp_path), "NO_MKDOCS_2_WARNING": "1"}
+    mkdocs = [str(venv / "bin" / "mkdocs"), "build", "--strict", "-d", "out"]
+    run(mkdocs, site, env)
+
+    out = site / "out" / "geom"
+    pages = {
+        name: (out / name / "index.html").read_text(encoding="utf-8")
+        for name in (".", "vectors", "angles")
+    }
+    for name, html in pages.items():
+        assert '<span class="katex' in html and "<math" in html, name
+        assert "katex-error" not in html and "lit-tex" not in html, name
+    assert "cos = 0.7071, origin (0, 0), in geom.angles" in pages["angles"]
+    shown = '<pre><code><span class="lit-line">'
+    assert f"{shown}5.0<" in pages["vectors"]  # norm([3, 4])
+    assert f"{shown}1<" in pages["."]  # dot([1, 0], [1, 0]) in __init__.py
+    assert 'href="../vectors/"' in pages["angles"]  # directory URLs
+    fonts = site / "out" / "assets" / "katex" / "fonts"
+    assert (fonts / "KaTeX_Main-Regular.woff2").is_file()
