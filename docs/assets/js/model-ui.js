@@ -47,8 +47,10 @@
     text.value = page.passage;
     const layer = element("select");
     const head = element("select");
-    for (let l = 1; l <= L; l++) layer.append(element("option", { value: l - 1, text: l }));
-    for (let h = 1; h <= H; h++) head.append(element("option", { value: h - 1, text: h }));
+    // Numbered from 1, as the figures and the table name them.
+    for (let l = 1; l <= L; l++) layer.append(element("option", { value: l, text: l }));
+    for (let h = 1; h <= H; h++) head.append(element("option", { value: h, text: h }));
+    const chosen = () => [Number(layer.value) - 1, Number(head.value) - 1];
     const all = element("input", { type: "checkbox" });
     const strip = element("div", {
       class: "lit-model-strip", role: "listbox", "aria-label": w.strip, id: id("strip"),
@@ -83,7 +85,7 @@
     }
 
     function draw() {
-      const t = view.query, l = Number(layer.value), h = Number(head.value);
+      const t = view.query, [l, h] = chosen();
       const row = view.rows(l, h, t);
       for (const option of strip.querySelectorAll("[role=option]")) {
         const i = Number(option.dataset.i);
@@ -129,14 +131,14 @@
             bar.setAttribute("height", height);
             picture.append(bar);
           }
-          const chosen = l === Number(layer.value) && h === Number(head.value);
+          const pressed = l === chosen()[0] && h === chosen()[1];
           const name = fill(w.panel, { layer: l + 1, head: h + 1 });
           const panel = element("button", {
-            type: "button", class: "lit-model-panel", "aria-pressed": String(chosen),
+            type: "button", class: "lit-model-panel", "aria-pressed": String(pressed),
           }, element("span", { text: name }), picture);
           panel.addEventListener("click", () => {
-            layer.value = l;
-            head.value = h;
+            layer.value = l + 1;
+            head.value = h + 1;
             draw();
           });
           panels.push(panel);
@@ -204,7 +206,7 @@
     stop.disabled = true;
     const follow = element("input", { type: "checkbox", checked: "" });
     const output = element("pre", { class: "lit-model-output", tabindex: "0",
-      "aria-label": w.output });
+      role: "region", "aria-label": w.output });
     const progress = element("p", { class: "lit-model-progress", role: "status" });
     const generation = element(
       "fieldset", { class: "lit-model-generate" },
@@ -266,7 +268,7 @@
           last = step.value;
           output.textContent += run.model.vocab[last.id];
           written++;
-          if (performance.now() - slice > 16) break;
+          if (performance.now() - slice > 40) break;
         }
         progress.textContent = fill(w.writing, { n: written, total: n });
         if (follow.checked && last && performance.now() - shownAt > 250) {
