@@ -75,6 +75,16 @@ def run(command: list[str], cwd: Path, env: dict[str, str]) -> str:
     return done.stdout + done.stderr
 
 
+def write_site(site: Path, files: dict[str, str], mkdocs_yml: str) -> Path:
+    """A site folder: its sources, an empty docs/ and its mkdocs.yml."""
+    for name, text in files.items():
+        (site / name).parent.mkdir(parents=True, exist_ok=True)
+        (site / name).write_text(text, encoding="utf-8")
+    (site / "docs").mkdir()
+    (site / "mkdocs.yml").write_text(mkdocs_yml, encoding="utf-8")
+    return site
+
+
 PIP = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
 
 
@@ -137,12 +147,7 @@ def test_an_installed_renderer_builds_a_package_tree_with_math_and_a_translation
     installed, tmp_path
 ):
     target, env = installed
-    site = tmp_path / "site"
-    for name, text in PACKAGE.items():
-        (site / name).parent.mkdir(parents=True, exist_ok=True)
-        (site / name).write_text(text, encoding="utf-8")
-    (site / "docs").mkdir()
-    (site / "mkdocs.yml").write_text(MKDOCS, encoding="utf-8")
+    site = write_site(tmp_path / "site", PACKAGE, MKDOCS)
 
     literate = [str(target / "bin" / "literate")]
     report = run(literate + ["translations", "update", "ja"], site, env)
@@ -299,12 +304,7 @@ def test_a_fresh_virtualenv_builds_a_package_site_without_torch_or_node(
     assert not {"torch", "labml", "matplotlib", "numpy"} & set(extra)
     assert len(extra) <= 12
 
-    site = tmp_path / "site"
-    for name, text in GEOM.items():
-        (site / name).parent.mkdir(parents=True, exist_ok=True)
-        (site / name).write_text(text, encoding="utf-8")
-    (site / "docs").mkdir()
-    (site / "mkdocs.yml").write_text(GEOM_MKDOCS, encoding="utf-8")
+    site = write_site(tmp_path / "site", GEOM, GEOM_MKDOCS)
     path = str(venv / "bin")  # nothing else: no node
     assert shutil.which("node", path=path) is None
     env = {"PATH": path, "HOME": str(tmp_path), "NO_MKDOCS_2_WARNING": "1"}
