@@ -63,6 +63,7 @@ import torch
 from torch import nn
 
 import attention_report as report
+from literate.data import Data  # numbers for the page's widget
 from literate.words import tr  # a figure's words in the page's language
 
 # ## Attention on four tokens
@@ -115,9 +116,11 @@ TOY_VALUES = torch.tensor(  # [S, 3], rows [noun, action, adjective]
 # row sums to one (the last column).
 
 
-def toy_weights(keys: torch.Tensor = TOY_KEYS) -> torch.Tensor:
+def toy_weights(
+    keys: torch.Tensor = TOY_KEYS, queries: torch.Tensor = TOY_QUERIES
+) -> torch.Tensor:
     d_k = keys.shape[-1]
-    scores = TOY_QUERIES @ keys.T / math.sqrt(d_k)  # [S, S]
+    scores = queries @ keys.T / math.sqrt(d_k)  # [S, S]
     return scores.softmax(dim=-1)  # [S, S], each row sums to 1
 
 
@@ -157,6 +160,34 @@ def print_toy_output() -> None:
 
 
 #| print_toy_output()
+
+# Try these steps in the page (it needs JavaScript): under this paragraph's
+# code, pick a word, change the two features of its query, and the scores,
+# the weights with their row sums, the heatmap and the output follow at
+# once; Reset brings back the queries above. The widget reruns
+# `toy_weights` in the browser on the numbers this function hands it.
+
+
+def toy_widget() -> Data:
+    return report.toy_data(WORDS, TOY_QUERIES, TOY_KEYS, TOY_VALUES)
+
+
+#| toy_widget()
+
+# !!! tip "Try this"
+#     In the widget, set the query of `cats` to `[0, 0]`. It now scores 0
+#     against every key, so its row of weights is uniform: it reads every
+#     word alike, whatever the keys say. The function makes the same change;
+#     only the row of `cats` differs from the weights above.
+
+
+def try_blank_query() -> None:
+    queries = TOY_QUERIES.clone()
+    queries[WORDS.index("cats")] = torch.tensor([0.0, 0.0])  # matches no key
+    print(report.matrix_table(toy_weights(queries=queries), WORDS, WORDS))
+
+
+#| try_blank_query()
 
 # !!! tip "Try this"
 #     Make `small` look like a noun: give it the key `[2, 0]`, and read its

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import torch
 
+from literate.data import Data
 from literate.words import tr
 
 # ## Records of results
@@ -104,6 +105,8 @@ def format_gradient_table(rows: list[ScalingRow]) -> str:
 # word drawn goes through `tr`, which gives it in the language of the page
 # that shows the figure (see `literate.words`).
 
+CMAP = "viridis"  # weights from 0 to 1, in the figures and the page's widget
+
 
 def draw_heatmaps(
     panels: dict[str, torch.Tensor],
@@ -154,7 +157,7 @@ def draw_heatmaps(
                         edgecolor="0.5", lw=0,
                     )
                 )  # fmt: skip
-        image = ax.imshow(shown, vmin=0, vmax=1, cmap="viridis")
+        image = ax.imshow(shown, vmin=0, vmax=1, cmap=CMAP)
         if numbers:
             for (i, j), value in zip(
                 torch.cartesian_prod(*map(torch.arange, shown.shape)).tolist(),
@@ -181,6 +184,50 @@ def draw_heatmaps(
         bar = fig.colorbar(image, ax=list(axes.flat), shrink=0.8)
     bar.set_label(tr("weight"), fontsize=font)
     bar.ax.tick_params(labelsize=font - 1)
+
+
+# ## The page's widget
+#
+# The four-token example, handed to `docs/assets/js/toy.js` as the page's
+# data (see `literate.data`): the numbers, the colours of the heatmaps and
+# the widget's words in the page's language.
+
+
+def toy_data(
+    words: list[str], queries: torch.Tensor, keys: torch.Tensor, values: torch.Tensor
+) -> Data:
+    """What the toy widget needs to rerun `toy_weights` in the page."""
+    from matplotlib import colormaps
+    from matplotlib.colors import to_hex
+
+    colours = colormaps[CMAP](torch.linspace(0, 1, 17).tolist())
+    classes = [tr("noun"), tr("action"), tr("adjective")]
+    labels = {
+        "title": tr("Change what one word looks for"),
+        "pick": tr("Query to change"),
+        "feature": tr("{feature} of the query of {word}"),
+        "reset": tr("Reset"),
+        "scores": tr("scores Q Kᵀ"),
+        "weights": tr("weights A"),
+        "output": tr("output A V"),
+        "sum": tr("row sum"),
+        "weight": tr("weight"),
+    }
+    return Data(
+        "toy",
+        {
+            "words": words,
+            "queries": queries,
+            "keys": keys,
+            "values": values,
+            "d_k": keys.shape[-1],
+            "features": classes[:2],  # a query's features: [noun, action]
+            "classes": classes,  # the values' columns
+            "range": [-4.0, 4.0, 0.1],  # what a feature's control allows
+            "colours": [to_hex(c) for c in colours],  # weights 0, 1/16, ..., 1
+            "labels": labels,
+        },
+    )
 
 
 # ## Checks of arguments
