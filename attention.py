@@ -225,6 +225,8 @@ def try_noun_like_small() -> None:
 # `scaled_dot_product_attention`. It must broadcast to the scores'
 # `[..., Sq, Sk]`. `dropout`, if given, is applied to the weights (e.g. an
 # `nn.Dropout`).
+#
+# %symbols Q=query K=key V=value S=scores A=weights
 
 
 def attention(

@@ -256,6 +256,8 @@ def try_one_head_for_both() -> None:
 # heads no longer follow one another in memory, so `.view` cannot merge
 # them and raises an error. (With one position, `Sq = 1`, the layout still
 # fits and `.view` works.) `reshape` copies into order only when it must.
+#
+# %symbols W^Q=query W^K=key W^V=value W^O=output X_q=x_q X_{kv}=x_kv d_k=d_k
 
 
 class MinimalMHA(nn.Module):

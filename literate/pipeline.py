@@ -16,6 +16,7 @@ it read, and the KaTeX renderer with its engine and cache.
 from __future__ import annotations
 
 import glob
+from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
 import nbformat
@@ -23,6 +24,7 @@ import nbformat
 from literate.cache_key import PACKAGES, example_words
 from literate.directives import page_examples
 from literate.execute import TIMEOUT, execute_page
+from literate.highlight import cross_page_links  # noqa: F401 (for the plugin)
 from literate.katex import Katex, dist_folder
 from literate.model import Page, SourceError
 from literate.notebook import page_to_notebook
@@ -142,14 +144,18 @@ class Pipeline:
         *,
         source_url: str | None = None,
         notebook_url: str | None = None,
+        links: Mapping[str, str] | None = None,
     ) -> str:
-        """The page's body; a formula KaTeX rejects is an error (file:line)."""
+        """The page's body; a formula KaTeX rejects is an error (file:line).
+
+        `links`: names the code imports from other pages, to their links."""
         return render_page(
             page,
             source_url=source_url,
             notebook_url=notebook_url,
             formulas=self.formulas,
             extensions=self.extensions,
+            links=links,
         )
 
     def tolerant_html(self, page: Page) -> tuple[str, tuple[SourceError, ...]]:

@@ -27,6 +27,7 @@ import html
 import itertools
 import logging
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from html.parser import HTMLParser
 
@@ -39,7 +40,7 @@ from literate.labels import label
 from literate.model import Output, Page, Section
 from literate.parse import SourceError
 from literate.sanitize import VOID, clean_tag, link_target, safe_href, safe_src
-from literate.spans import PLACEHOLDER_RE, Span, extract, normalize
+from literate.spans import PLACEHOLDER_RE, Span, extract, normalize, symbols
 from literate.unclosed import unclosed_math
 
 # mkdocs counts the warnings of its loggers (`--strict` fails on any); outside
@@ -92,13 +93,16 @@ def render_page(
     notebook_url: str | None = None,
     formulas=render_formulas,
     extensions: tuple[str, ...] = MARKDOWN_EXTENSIONS,
+    links: Mapping[str, str] | None = None,
 ) -> str:
     """The page body: `<div class="lit-page" ...>…</div>`, deterministic.
 
     `source_url` and `notebook_url` (the page as a Jupyter notebook) are
     linked at the top. `formulas` renders the math (a `katex.Katex`; the
-    default is a shared one); `extensions` are Python-Markdown's. Raises
-    RenderError (file and line) on a malformed equation.
+    default is a shared one); `extensions` are Python-Markdown's; `links`
+    maps names the code imports from other pages to their definitions
+    there (`highlight.cross_page_links`). Raises RenderError (file and
+    line) on a malformed equation.
     """
     body, _ = _render(
         page,
@@ -107,6 +111,7 @@ def render_page(
         strict=True,
         notebook_url=notebook_url,
         extensions=extensions,
+        links=links,
     )
     return body
 
@@ -134,6 +139,7 @@ def _render(
     strict: bool,
     notebook_url: str | None = None,
     extensions: tuple[str, ...] = MARKDOWN_EXTENSIONS,
+    links: Mapping[str, str] | None = None,
 ):
     md = _markdown(extensions)
     if page.lang == "en":  # once per source, not once per language
@@ -145,11 +151,11 @@ def _render(
     for section in page.sections:
         for name in section.defines:
             names.setdefault(name, section.anchor)
-    code = highlight_sections(page.sections, names)  # while KaTeX typesets
+    code = highlight_sections(page.sections, names, links)  # while KaTeX typesets
     math, tolerated = typeset()
     parts = [
         f'<div class="lit-page" lang="{_attr(html_lang(page.lang))}"'
-        f' data-source="{_attr(page.source)}">'
+        f' data-source="{_attr(page.source)}"{_symbols_attr(page)}>'
     ]
     links = []
     if source_url:
@@ -178,21 +184,35 @@ def _render(
     return "\n".join(parts) + "\n", tuple(tolerated)
 
 
+def _symbols_attr(page: Page) -> str:
+    """The page's `%symbols` bindings for literate.js: `data-symbols` as
+    `tex=name` pairs ("Q=query dk=d_k"), each symbol as the script reads it
+    off KaTeX's glyphs (its letters, without `_`, `^`, braces or spaces)."""
+    pairs = {}
+    for section in page.sections:
+        for tex, name in symbols(section.english or section.docs)[1]:
+            pairs.setdefault(re.sub(r"[_^{}\s]", "", tex), name)
+    if not pairs:
+        return ""
+    text = " ".join(f"{tex}={name}" for tex, name in pairs.items())
+    return f' data-symbols="{_attr(text)}"'
+
+
 def _plan(section: Section) -> dict[str, _Prose]:
     """The prose a section shows: "main", and "original" for a translation."""
-    english = _clean(section.english or section.docs)
+    english = _clean(symbols(section.english or section.docs)[0])
     if section.state == "translated":
         # The translate stage fills placeholders from the normalised English,
         # where a code span wrapped over two comment lines has a space for
         # the line break: both spellings of a span are the English's own.
         allowed = frozenset(extract(english).spans + extract(normalize(english)).spans)
         return {
-            "main": _prose(section, _clean(section.docs), allowed),
+            "main": _prose(section, _clean(symbols(section.docs)[0]), allowed),
             "original": _prose(section, english, None),
         }
     if section.state in ("untranslated", "stale"):
         return {"main": _prose(section, english, None)}
-    return {"main": _prose(section, _clean(section.docs), None)}
+    return {"main": _prose(section, english, None)}
 
 
 def _prose(section: Section, text: str, allowed) -> _Prose:

@@ -481,6 +481,31 @@ _NO_CONTINUATION = re.compile(
 )
 
 
+# `%symbols Q=query d_k=d_k`: binds the symbols of the page's equations to
+# names in its code (each highlights the other); the reader never sees it.
+SYMBOLS_LINE = re.compile(r"[ ]{0,3}%symbols(?:[ \t][^\n]*)?")
+
+
+def symbols(markdown: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """The markdown without its `%symbols` lines, and their (TeX, name) pairs.
+
+    `d_k=d_k`: the symbol is written as in the equations, without `$`; a
+    pair that is not `tex=name` is ignored.
+    """
+    if "%symbols" not in markdown:
+        return markdown, ()
+    kept, pairs = [], []
+    for line in markdown.split("\n"):
+        if SYMBOLS_LINE.fullmatch(line):
+            for pair in line.split()[1:]:
+                tex, _, name = pair.partition("=")
+                if tex and name.isidentifier():
+                    pairs.append((tex, name))
+        else:
+            kept.append(line)
+    return "\n".join(kept), tuple(pairs)
+
+
 def starts_block(line: str) -> bool:
     """Does `line` start a block (list item, heading, quote, fence, …)?
 
@@ -523,6 +548,8 @@ def normalize(markdown: str) -> str:
             foldable = blank = False
             after_blank = False
             continue
+        if SYMBOLS_LINE.fullmatch(line):
+            continue  # for the page's script, not the reader: not in the key
         if not line.strip():
             blank = after_blank = True
             foldable = False

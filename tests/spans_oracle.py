@@ -283,6 +283,8 @@ def normalize(markdown: str) -> str:
             foldable = blank = False
             after_blank = False
             continue
+        if re.fullmatch(r"[ ]{0,3}%symbols(?:[ \t][^\n]*)?", line):
+            continue  # a `%symbols` line is for the page's script (added later)
         if not line.strip():
             blank = after_blank = True
             foldable = False

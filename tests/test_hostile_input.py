@@ -77,7 +77,7 @@ TOKENS = [*"$`[]()\\\n ab1_^<>!\"'=-?/:h#*|>\t5.,"] + [
     "$$", "\n\n", "](", "_^_0_^_", "http://x", "<a ", "<!--", "-->", " \n",
     "```", "\n```\n", "[x]: ", "<?", "?>", "<!a", "\\$", "`` ", "$5", "<x:y>",
     "    ", "> ", "- ", "1. ", "---", " \\\n", "~~~", "\r\n",
-    "\\begin{align}", "\\end{align}", "\\end{gather}",
+    "\\begin{align}", "\\end{align}", "\\end{gather}", "%symbols ", "\n%symbols",
 ]  # fmt: skip
 texts = st.lists(st.sampled_from(TOKENS), max_size=40).map("".join)
 

@@ -128,7 +128,10 @@ def test_placeholders_round_trip_to_the_same_rendered_page(source):
         assert back == normalize(section.docs)
         sections.append(replace(section, docs=back))
     round_trip = replace(page, sections=tuple(sections))
-    assert displayed(render_page(round_trip)) == displayed(render_page(page))
+    # A `%symbols` line is for the page's script, not prose: no key holds it,
+    # and only the English's attribute lists it.
+    english = re.sub(r' data-symbols="[^"]*"', "", render_page(page))
+    assert displayed(render_page(round_trip)) == displayed(english)
 
 
 def displayed(html: str) -> str:

@@ -28,6 +28,7 @@ after. It works with mkdocs' own theme and with mkdocs-material.
 from __future__ import annotations
 
 import logging
+from html import escape
 from pathlib import Path
 
 from mkdocs.config.defaults import MkDocsConfig
@@ -37,6 +38,7 @@ from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 from mkdocs.utils import get_relative_url
 
+from literate.labels import label
 from literate.mkdocs import site
 from literate.mkdocs.config import LiterateConfig
 from literate.mkdocs.reload import code_stamp, load_failure, load_pipeline
@@ -49,6 +51,39 @@ BEFORE_I18N = 50
 AFTER_I18N = -150
 
 log = logging.getLogger("mkdocs.plugins.literate")
+# The highlighting script, shipped in the package beside literate.css.
+JS = "assets/literate.js"
+JS_FILE = Path(__file__).resolve().parent.parent / "assets" / "literate.js"
+
+
+def breadcrumbs(target: Target, targets: dict[str, Target], lit, home: bool) -> str:
+    """The way up from a page below the site's root (`transformers/rope/
+    index`): Home (if the site has an index.md), then each folder, linked
+    where it has a page of its own (its `__init__.py`), then the page; ""
+    for a page at the root."""
+    folders = target.page.split("/")[:-1]
+    if target.page.endswith("/index"):
+        folders.pop()  # a package's own page: its folder is the last crumb
+    if not folders and "/" not in target.page:
+        return ""
+    lang = target.lang.code
+    pages = {t.page for t in targets.values() if t.source}
+
+    def link(page: str, text: str) -> str:
+        href = escape(get_relative_url(f"{page}.html", f"{target.page}.html"))
+        return f'<li><a href="{href}">{escape(text)}</a></li>'
+
+    items = [link("index", label(lang, "home"))] if home else []
+    for depth in range(1, len(folders) + 1):
+        page, name = "/".join(folders[:depth]) + "/index", folders[depth - 1]
+        items.append(link(page, name) if page in pages else f"<li>{escape(name)}</li>")
+    title = lit.title if lit is not None and lit.title else target.page
+    items.append(f'<li aria-current="page">{escape(title)}</li>')
+    name = escape(label(lang, "breadcrumbs"), quote=True)
+    return (
+        f'<nav class="lit-breadcrumbs" aria-label="{name}" data-search-exclude>'
+        f"<ol>{''.join(items)}</ol></nav>\n"
+    )
 
 
 class LiteratePlugin(BasePlugin[LiterateConfig]):
@@ -85,6 +120,8 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
         self.root = Path(config.config_file_path).resolve().parent
         if site.CSS not in config.extra_css:  # before the site's own stylesheets
             config.extra_css.insert(0, site.CSS)
+        if JS not in config.extra_javascript:  # click a name: its uses light up
+            config.extra_javascript.append(JS)
         options = dict(
             run_examples=self.config.run_examples,
             katex=self.config.katex,
@@ -166,6 +203,7 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
             sources = [] if self.config.source_url else self.sources
             for file in site.static_files(config, self.root, self.config, sources):
                 files.append(file)
+            files.append(File.generated(config, JS, abs_src_path=str(JS_FILE)))
         return files
 
     @event_priority(AFTER_I18N)
@@ -269,6 +307,7 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
                 lit,
                 source_url=site.source_url(self.config.source_url, lit.source, page),
                 notebook_url=get_relative_url(notebook, page.url),
+                links=self._cross_page_links(target, lit),
             )
 
         lit, body = self.pages.get(uri), ""
@@ -278,9 +317,9 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
                 self.last[uri] = (lit, self.notebooks.get(uri), body)
         if uri in self.notices:  # serving, and the page failed
             lit, body = self._shown(uri, target, html)
-        body = site.resolve_links(
-            body or "", target, self.targets, config.use_directory_urls
-        )
+        home = files.get_file_from_path("index.md") is not None
+        body = breadcrumbs(target, self.targets, lit, home) + (body or "")
+        body = site.resolve_links(body, target, self.targets, config.use_directory_urls)
         notices = [n for n in (self.broken, self.notices.get(uri)) if n]
         if notices:
             body = site.rebuild_notice(notices, self.lang.code) + body
@@ -296,6 +335,21 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
         if lit.summary:
             page.meta["description"] = site.head_text(lit.summary)
         return markdown
+
+    def _cross_page_links(self, target: Target, lit) -> dict[str, str]:
+        """Links for the names `lit`'s code imports from the site's other
+        literate pages, to the page in the same language (relative)."""
+        others = {}
+        for uri, other in self.pages.items():
+            there = self.targets[uri]
+            anchors: dict[str, str] = {}
+            for section in other.sections:
+                for name in section.defines:
+                    anchors.setdefault(name, section.anchor)
+            href = get_relative_url(f"{there.page}.html", f"{target.page}.html")
+            others[there.source] = (anchors, href)
+        # Through the pipeline's module: `serve` reloads it when it changes.
+        return self.module.cross_page_links(lit.source, lit.sections, others)
 
     def on_page_content(
         self, html: str, *, page: Page, config: MkDocsConfig, files: Files
