@@ -1,11 +1,19 @@
-"""Benchmark the site: full build, re-render of one source, labml's corpus.
+"""Benchmark the site: full build, re-render of one source, page weight,
+labml's corpus.
 
-    python bench/site.py [--files 221] [--builds 3]
+    python bench/site.py [--files 221] [--builds 3] [--parts site,weight,corpus]
+                         [--reference SITE]
 
 (a) `mkdocs build` of the whole site in a subprocess (median of --builds;
     skipped with a note when mkdocs.yml is missing), and the in-process
     re-render of one changed source (parse, translate, render; every language)
     as `mkdocs serve` does it after an edit, with the math cache warm.
+(w) page weight (`bench/page_weight.py`) of the site just built: for each
+    chapter and home page in every language, the bytes a browser loads for
+    the page opened and for the page read to the end (HTML, CSS, JS, images,
+    fonts, data), against labml's published mha page (74 kB, cited from the
+    comparison of labml's tree, not run) and, with --reference, against
+    another build (the site before a change), measured in the same run.
 (b) every `.py` file of the installed `labml_nn` package (labml's annotated
     implementations, the corpus this renderer must handle), sorted, through
     one `Pipeline` rooted at the folder above the package: parsed and
@@ -39,6 +47,7 @@ from pygments import highlight  # noqa: E402
 from pygments.formatters import HtmlFormatter  # noqa: E402
 from pygments.lexers import PythonLexer  # noqa: E402
 
+from bench import page_weight  # noqa: E402
 from bench.timing import format_table, median_seconds  # noqa: E402
 from literate.pipeline import Pipeline  # noqa: E402
 
@@ -73,11 +82,12 @@ def plugin_env(folder: Path) -> dict[str, str]:
     return env
 
 
-def build_seconds(builds: int) -> list[float]:
+def build_seconds(builds: int, out: Path) -> list[float]:
+    """Times of `builds` builds into `out` (the last build stays there)."""
     times = []
     with tempfile.TemporaryDirectory() as tmp:
         env = plugin_env(Path(tmp) / "ep")
-        command = [sys.executable, "-m", "mkdocs", "build", "-q", "-d", f"{tmp}/site"]
+        command = [sys.executable, "-m", "mkdocs", "build", "-q", "-d", str(out)]
         for _ in range(builds):
             start = time.perf_counter()
             done = subprocess.run(
@@ -158,21 +168,48 @@ def pygments_seconds(files: list[Path]) -> float:
     return time.perf_counter() - start
 
 
+def weigh_pages(site: Path, reference: Path | None) -> None:
+    """Print the page weight table of the built `site` (see bench/page_weight.py)."""
+    weights = page_weight.measure(site)
+    before = page_weight.measure(reference) if reference else None
+    print("Page weight, kB (1000 bytes); read = scrolled to the end, no search\n")
+    print(page_weight.table(weights, before))
+    print()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--files", type=int, default=221)
     parser.add_argument("--builds", type=int, default=3)
+    parser.add_argument(
+        "--parts", default="site,weight,corpus", help="which parts to run"
+    )
+    parser.add_argument(
+        "--reference", type=Path, help="a built site to weigh the pages against"
+    )
     args = parser.parse_args()
+    parts = set(args.parts.split(","))
+    if parts - {"site", "weight", "corpus"}:
+        parser.error(f"--parts: expected site, weight, corpus; got {args.parts!r}")
     rows = []
-    if (ROOT / "mkdocs.yml").exists():
-        builds = build_seconds(args.builds)
-        rows.append(
-            ["mkdocs build, whole site", f"{statistics.median(builds):.2f} s", "≤ 3 s"]
-        )
-        for what, seconds in rerender_seconds("mha.py").items():
-            rows.append([f"re-render mha.py, {what}", f"{seconds:.3f} s", "≤ 0.5 s"])
-    else:
+    if not (ROOT / "mkdocs.yml").exists():
         print("note: no mkdocs.yml yet, so no site build timing\n")
+    elif parts & {"site", "weight"}:
+        with tempfile.TemporaryDirectory() as tmp:
+            builds = build_seconds(args.builds if "site" in parts else 1, Path(tmp))
+            if "weight" in parts:
+                weigh_pages(Path(tmp), args.reference)
+        if "site" in parts:
+            median = statistics.median(builds)
+            rows.append(["mkdocs build, whole site", f"{median:.2f} s", "≤ 3 s"])
+            for what, seconds in rerender_seconds("mha.py").items():
+                rows.append(
+                    [f"re-render mha.py, {what}", f"{seconds:.3f} s", "≤ 0.5 s"]
+                )
+    if "corpus" not in parts:
+        if rows:
+            print(format_table(["measure", "result", "target"], rows))
+        return
     files = corpus(args.files)
     result = render_corpus(files)
     reference = pygments_seconds(files)

@@ -54,6 +54,7 @@ from literate.cache_key import (
 )
 from literate.directives import Example, ExecuteError, page_examples
 from literate.directives import read_directive as read_directive  # re-exported
+from literate.figures import figure_url
 from literate.model import Output, Page
 
 log = logging.getLogger(__name__)
@@ -88,8 +89,12 @@ FONTS = {
     "ja": ["DejaVu Sans", "Noto Sans CJK JP"],
     "zh": ["DejaVu Sans", "Noto Sans CJK SC"],
 }
+# A figure is also drawn as a PNG of twice its shown size: an SVG shows at
+# 96 CSS px per inch of the figure, so the PNG has 192 pixels per inch.
+RASTER_DPI = 192
 # Bump when what a cache entry holds, or how it is made, changes.
-FORMAT = 1
+# 2: each figure's PNG too ("rasters"), beside its SVG.
+FORMAT = 2
 
 
 def execute_page(
@@ -209,9 +214,10 @@ def _outputs(
             f"`{example.expr}` made {len(figures)} figure(s) but has no alt text; "
             "end the line with `| alt: what the figure shows`",
         )
-    for i, svg in enumerate(figures, 1):
+    rasters = result.get("rasters") or [""] * len(figures)
+    for i, (svg, png) in enumerate(zip(figures, rasters, strict=True), 1):
         numbered = alt if len(figures) == 1 else f"{alt} ({i}/{len(figures)})"
-        url = "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode()
+        url = figure_url(svg, png)
         outputs.append(Output(example.line, "image", image=url, alt=numbered))
     for data in result.get("data", ()):  # entries cached before data had none
         outputs.append(
@@ -441,7 +447,7 @@ def _evaluate(module, source, line, expr, hide, root, results) -> dict | None:
     try:
         with contextlib.redirect_stdout(printed):
             value = eval(compile(expr, where, "eval"), vars(module))
-            text, figures = printed.getvalue(), _figures(value)
+            text, (figures, rasters) = printed.getvalue(), _figures(value)
             data = _data(value)
             if value is not None and not hide and not _is_figure(value) and not data:
                 text += repr(value) + "\n"
@@ -453,6 +459,7 @@ def _evaluate(module, source, line, expr, hide, root, results) -> dict | None:
             "line": line,
             "text": scrub(text, root),
             "figures": [scrub(svg, root) for svg in figures],
+            "rasters": rasters,
             "data": [dict(d, json=scrub(d["json"], root)) for d in data],
         }
     )
@@ -484,20 +491,24 @@ def _data(value) -> list[dict]:
     return [{"name": value.name, "json": value.json}]
 
 
-def _figures(value) -> list[str]:
-    """Every open pyplot figure (and a returned one), as SVG text; all closed."""
+def _figures(value) -> tuple[list[str], list[str]]:
+    """Every open pyplot figure (and a returned one), as SVG text and as a
+    base64 PNG at twice the SVG's size in CSS px (RASTER_DPI); all closed."""
     pyplot = sys.modules.get("matplotlib.pyplot")
     figs = [pyplot.figure(n) for n in pyplot.get_fignums()] if pyplot else []
     if _is_figure(value) and value not in figs:
         figs.append(value)
-    svgs = []
+    svgs, pngs = [], []
     for fig in figs:
         buffer = io.StringIO()
         fig.savefig(buffer, format="svg", metadata={"Date": None})
         svgs.append(buffer.getvalue())
+        raster = io.BytesIO()
+        fig.savefig(raster, format="png", dpi=RASTER_DPI, metadata={"Software": None})
+        pngs.append(base64.b64encode(raster.getvalue()).decode())
         if pyplot:
             pyplot.close(fig)
-    return svgs
+    return svgs, pngs
 
 
 def _traceback(err: BaseException, first_file: str) -> str:

@@ -34,6 +34,7 @@ from html.parser import HTMLParser
 import markdown
 
 from literate.data import script_text
+from literate.figures import img_tag
 from literate.highlight import highlight_block, highlight_sections
 from literate.katex import KatexUnavailable, Rendered, render_formulas
 from literate.labels import label
@@ -815,7 +816,7 @@ def _output_html(page: Page, output: Output, name: str) -> str:
     if output.kind == "image" and output.image.startswith(IMAGE_URLS):
         return (
             f'<figure class="lit-output" data-directive="{line}">'
-            f'<img src="{_attr(output.image)}" alt="{_attr(output.alt)}"></figure>'
+            f"{img_tag(output.image, output.alt)}</figure>"
         )
     if output.kind == "data":  # for the page's scripts; readers see nothing
         try:

@@ -320,6 +320,9 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
         home = files.get_file_from_path("index.md") is not None
         body = breadcrumbs(target, self.targets, lit, home) + (body or "")
         body = site.resolve_links(body, target, self.targets, config.use_directory_urls)
+        # Figures as files beside the pages, shared by pages and languages.
+        body, figure_files = site.figure_files(body, page.url)
+        site.write_files(config.site_dir, figure_files)
         notices = [n for n in (self.broken, self.notices.get(uri)) if n]
         if notices:
             body = site.rebuild_notice(notices, self.lang.code) + body

@@ -29,6 +29,7 @@ from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
 from mkdocs.utils import get_relative_url
 
+from literate import figures
 from literate.katex import dist_folder
 from literate.labels import label
 from literate.pipeline import page_path
@@ -40,6 +41,7 @@ KATEX_CSS = f"{KATEX_DIR}/katex.min.css"
 CSS = "assets/literate.css"  # the side-by-side layout, shipped in the package
 CSS_FILE = Path(__file__).resolve().parent.parent / "assets" / "literate.css"
 SOURCE_DIR = "source"  # where the sources are copied when source_url is ""
+FIGURE_DIR = "assets/figures"  # each figure once, named by its content
 
 # Inline links, reference definitions and raw anchors in markdown prose.
 _LINKS = re.compile(
@@ -49,6 +51,10 @@ _LINKS = re.compile(
 )
 _HREF = re.compile(r'(<a\s[^>]*?href=")([^"]*)(")')
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+# A figure's data: URL in an output's <img src> or <source srcset>.
+_FIGURE_URL = re.compile(
+    r'(\s(?:src|srcset)=")(data:image/(?:svg\+xml|png);base64,[A-Za-z0-9+/=]*)'
+)
 
 
 @dataclass(frozen=True)
@@ -138,6 +144,33 @@ def static_files(
     ]
     pairs += [(f"{SOURCE_DIR}/{source}", root / source) for source in sources]
     return [File.generated(config, uri, abs_src_path=str(path)) for uri, path in pairs]
+
+
+def figure_files(html: str, page_url: str) -> tuple[str, dict[str, bytes]]:
+    """`html` with each figure's data: URL replaced by a link to its file
+    under FIGURE_DIR, relative to the page; and those files' bytes by path.
+
+    The name is a hash of the bytes: a figure that two pages (or languages)
+    show is one file, and a changed figure is a new name, so a browser may
+    cache them for good.
+    """
+    files: dict[str, bytes] = {}
+
+    def to_file(found: re.Match) -> str:
+        path = f"{FIGURE_DIR}/{figures.file_name(found.group(2))}"
+        files[path] = figures.decode(found.group(2))[1]
+        return found.group(1) + get_relative_url(path, page_url)
+
+    return _FIGURE_URL.sub(to_file, html), files
+
+
+def write_files(site_dir: str, files: dict[str, bytes]) -> None:
+    """Write each file under `site_dir` unless it is there already."""
+    for path, data in files.items():
+        target = Path(site_dir) / path
+        if not target.is_file() or target.stat().st_size != len(data):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
 
 
 def source_url(option: str, source: str, page) -> str:
