@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import torch
 
 from literate.data import Data
+from literate.narrow import narrow
 from literate.words import tr
 
 # ## Records of results
@@ -117,18 +118,24 @@ def draw_heatmaps(
     numbers: bool = False,
     per_row: int = 2,
 ) -> None:
-    """Heatmaps of weights from 0 to 1, `per_row` panels to a row.
+    """Heatmaps of weights from 0 to 1, a panel for each of `panels`.
 
     `hidden[title]` is a boolean `[rows, columns]`, `True` on cells to leave
     empty and hatch (masked cells). `numbers` writes each weight in its cell.
-    Panels go in a grid of at most `per_row` columns, so that the figure stays
-    narrow enough to read on a phone; the colour bar takes an empty cell of
-    the grid when there is one.
+    The panels stand in one row; with more than `per_row` of them the figure
+    is drawn again, in a grid of `per_row` columns, as the variant a phone
+    shows (`literate.narrow`). The colour bar takes an empty cell of the grid
+    when there is one.
     """
+    _heatmap_figure(panels, rows, columns, hidden or {}, numbers, len(panels))
+    if len(panels) > per_row:
+        narrow(_heatmap_figure(panels, rows, columns, hidden or {}, numbers, per_row))
+
+
+def _heatmap_figure(panels, rows, columns, hidden, numbers, across):
     import matplotlib.pyplot as plt
 
-    hidden = hidden or {}
-    across = min(per_row, len(panels))
+    across = min(across, len(panels))
     down = -(-len(panels) // across)
     cell = 0.55 if numbers else 0.3  # inches; a number needs room
     font = 11 if numbers else 14  # points; large, as a phone shrinks it
@@ -184,6 +191,7 @@ def draw_heatmaps(
         bar = fig.colorbar(image, ax=list(axes.flat), shrink=0.8)
     bar.set_label(tr("weight"), fontsize=font)
     bar.ax.tick_params(labelsize=font - 1)
+    return fig
 
 
 # ## The page's widget

@@ -160,6 +160,7 @@ def draw_two_heads(panels: dict[str, torch.Tensor], words: list[str]) -> None:
 def plot_kv_timing(record: dict) -> None:
     """Milliseconds per generated token against the prefix length, from a record."""
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, NullFormatter
 
     fig, ax = plt.subplots(figsize=(5.5, 3.4))
     prefix = record["prefix"]
@@ -168,6 +169,11 @@ def plot_kv_timing(record: dict) -> None:
     ax.plot(prefix, record["cache_ms"], marker="o", label=cache)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
+    # Ticks as plain numbers (64, 0.1): an exponent's small digits would come
+    # out under 9 CSS px on a phone (tests/test_layout.py).
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        axis.set_minor_formatter(NullFormatter())
     ax.set_xlabel(tr("tokens already generated (log scale)"))
     ax.set_ylabel(tr("ms per new token (log scale)"))
     ax.grid(alpha=0.3)

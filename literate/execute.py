@@ -43,6 +43,7 @@ import sys
 import tempfile
 import traceback
 from dataclasses import replace
+from itertools import pairwise
 from pathlib import Path, PurePosixPath
 
 from literate.cache_key import (
@@ -56,6 +57,7 @@ from literate.directives import Example, ExecuteError, page_examples
 from literate.directives import read_directive as read_directive  # re-exported
 from literate.figures import figure_url
 from literate.model import Output, Page
+from literate.narrow import is_narrow, smallest_text
 
 log = logging.getLogger(__name__)
 
@@ -215,10 +217,31 @@ def _outputs(
             "end the line with `| alt: what the figure shows`",
         )
     rasters = result.get("rasters") or [""] * len(figures)
-    for i, (svg, png) in enumerate(zip(figures, rasters, strict=True), 1):
-        numbered = alt if len(figures) == 1 else f"{alt} ({i}/{len(figures)})"
+    # A narrow variant (`literate.narrow`) is the figure before it, redrawn:
+    # it takes that one's number and alt text.
+    wide = [not is_narrow(svg) for svg in figures]
+    if any(not w and not before for before, w in pairwise([False, *wide])):
+        raise ExecuteError(
+            source,
+            example.line,
+            f"`{example.expr}` drew a narrow variant (narrow(fig)) that does not"
+            " follow a figure of its own: draw the wide figure, then its variant",
+        )
+    count, i = sum(wide), 0
+    for svg, png, shown in zip(figures, rasters, wide, strict=True):
+        i += shown
+        numbered = alt if count == 1 else f"{alt} ({i}/{count})"
         url = figure_url(svg, png)
-        outputs.append(Output(example.line, "image", image=url, alt=numbered))
+        outputs.append(
+            Output(
+                example.line,
+                "image",
+                image=url,
+                alt=numbered,
+                variant="" if shown else "narrow",
+                text_size=smallest_text(svg),
+            )
+        )
     for data in result.get("data", ()):  # entries cached before data had none
         outputs.append(
             Output(example.line, "data", text=data["json"], name=data["name"])

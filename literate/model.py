@@ -61,7 +61,9 @@ class Output:
     plain text that the renderer escapes; `image` is the file's bytes encoded as
     a `data:` URL (SVG or PNG) with `alt` text for screen readers; a `data`
     output is JSON `text` for the page's scripts, under its `name` (see
-    `literate.data`), and shows readers nothing.
+    `literate.data`), and shows readers nothing. An image whose `variant` is
+    "narrow" is the one before it drawn for narrow windows (`literate.narrow`);
+    `text_size` is an image's smallest text as a fraction of its width.
     """
 
     directive: int  # line of the `#|` directive that asked for it
@@ -70,6 +72,8 @@ class Output:
     image: str = ""
     alt: str = ""
     name: str = ""
+    variant: Literal["", "narrow"] = ""
+    text_size: float = 0.0
 
 
 @dataclass(frozen=True)

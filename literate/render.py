@@ -34,11 +34,12 @@ from html.parser import HTMLParser
 import markdown
 
 from literate.data import script_text
-from literate.figures import img_tag
+from literate.figures import img_tag, shown_size
 from literate.highlight import highlight_block, highlight_sections
 from literate.katex import KatexUnavailable, Rendered, render_formulas
 from literate.labels import label
 from literate.model import Output, Page, Section
+from literate.narrow import NARROW_DEFAULT_PX, narrow_below
 from literate.parse import SourceError
 from literate.sanitize import VOID, clean_tag, link_target, safe_href, safe_src
 from literate.spans import PLACEHOLDER_RE, Span, extract, normalize, symbols
@@ -766,9 +767,12 @@ def _code_html(page, section, code) -> str:
         parts.append(
             f'<div class="highlight"><pre><code>{rows_html}</code></pre></div>'
         )
+    # An image's narrow variant, the output after it, goes into its <figure>.
+    outputs = [*enumerate(section.outputs), (0, None)]
     parts += [
-        _output_html(page, output, f"{section.anchor}-output-{n}")
-        for n, output in enumerate(section.outputs)
+        _output_html(page, output, f"{section.anchor}-output-{n}", narrow)
+        for (n, output), (_, narrow) in itertools.pairwise(outputs)
+        if output.variant != "narrow"
     ]
     # Empty when there is no code: the column still holds its width (CSS).
     return '<div class="lit-code">' + "\n".join(parts) + "</div>"
@@ -791,9 +795,12 @@ def _block_id(body: str, anchor: str, role: str = "prose") -> str:
     return f' id="{_attr(anchor)}-{role}"' if "<pre" in body else ""
 
 
-def _output_html(page: Page, output: Output, name: str) -> str:
+def _output_html(
+    page: Page, output: Output, name: str, narrow: Output | None = None
+) -> str:
     """What a `#>` directive produced (the build's, trusted): a table, text or
-    an image. Text that is a Markdown table is shown as an HTML table."""
+    an image. Text that is a Markdown table is shown as an HTML table. An
+    image followed by its `narrow` variant shows that one on narrow windows."""
     line = output.directive
     if output.kind == "text" and (rows := table_rows(output.text)):
         # Focusable: a table wider than a narrow window scrolls on its own.
@@ -814,9 +821,12 @@ def _output_html(page: Page, output: Output, name: str) -> str:
             f"<pre><code>{text}</code></pre></div>"
         )
     if output.kind == "image" and output.image.startswith(IMAGE_URLS):
+        img = img_tag(output.image, output.alt)
+        if narrow is not None and narrow.variant == "narrow":
+            img = f"<picture>{_narrow_source(page, output, narrow)}{img}</picture>"
         return (
-            f'<figure class="lit-output" data-directive="{line}">'
-            f"{img_tag(output.image, output.alt)}</figure>"
+            f'<figure class="lit-output" data-directive="{line}"'
+            f' data-text-size="{output.text_size:.4f}">{img}</figure>'
         )
     if output.kind == "data":  # for the page's scripts; readers see nothing
         try:
@@ -832,6 +842,26 @@ def _output_html(page: Page, output: Output, name: str) -> str:
         line,
         f"output of kind {output.kind!r}: expected text, data, or an image as a"
         f" data:image/svg+xml or data:image/png base64 URL",
+    )
+
+
+def _narrow_source(page: Page, wide: Output, narrow: Output) -> str:
+    """The `<source>` of a figure's narrow variant: taken on a window too
+    narrow for the wide figure's smallest text to stay readable
+    (`literate.narrow`)."""
+    if not narrow.image.startswith(IMAGE_URLS):
+        raise RenderError(
+            page.source,
+            narrow.directive,
+            "a narrow variant: expected an image as a data:image/svg+xml or"
+            " data:image/png base64 URL",
+        )
+    below = narrow_below(wide.text_size) or NARROW_DEFAULT_PX
+    size = shown_size(narrow.image)
+    box = f' width="{size[0]}" height="{size[1]}"' if size else ""
+    return (
+        f'<source media="(max-width: {below}px)" srcset="{_attr(narrow.image)}"'
+        f' data-text-size="{narrow.text_size:.4f}"{box}>'
     )
 
 

@@ -15,6 +15,7 @@ import math
 import shlex
 from pathlib import Path
 
+from literate.narrow import narrow
 from literate.words import tr
 from mha_report import markdown_table
 from trainkit.baselines import ngram_losses
@@ -119,9 +120,17 @@ def run_facts(folder: Path = RECORDED) -> None:
 
 
 def loss_curve(counted: list[tuple[str, float]], folder: Path = RECORDED):
-    """The recorded run's curve, with a dashed line per baseline."""
+    """The recorded run's curve, with a dashed line per baseline; and the
+    same figure narrower, for a phone (`literate.narrow`): its labels keep
+    their size in points, so they shrink less with the screen."""
     metrics = Metrics.resume(folder / "metrics.jsonl", step=math.inf)
-    return loss_figure(metrics, "", baselines=counted)
+    loss_figure(metrics, "", baselines=counted)
+    phone = loss_figure(metrics, "", baselines=counted)
+    phone.set_size_inches(4.0, 4.6)
+    # Under the axes: at this width the legend would cover the first steps.
+    phone.axes[0].legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.14))
+    phone.tight_layout()
+    return narrow(phone)
 
 
 def ablation_table(folder: Path = ABLATIONS) -> None:
