@@ -126,16 +126,25 @@
     return null;
   };
 
+  // A click focuses a name first (focusin lights it); a second click on a
+  // lit name turns the light off.
+  let focused = null;
   page.addEventListener("click", (event) => {
     const el = target(event.target);
+    const lightedByFocus = el && el === focused;
+    focused = null;
     if (!el) return clear();
+    if (lightedByFocus) return;
     if (el.classList.contains("lit-hl-here")) return clear();
     light(nameOf.get(el), el);
   });
   page.addEventListener("focusin", (event) => {
     if (event.target.classList.contains("lit-sym-formula")) return;
     const el = target(event.target);
-    if (el && !el.classList.contains("lit-hl-here")) light(nameOf.get(el), el);
+    if (el && !el.classList.contains("lit-hl-here")) {
+      light(nameOf.get(el), el);
+      focused = el;
+    }
   });
   document.addEventListener("keydown", (event) => {
     if (event.key === "Escape") clear();
