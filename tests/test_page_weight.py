@@ -35,6 +35,15 @@ PAGES = [(lang, source) for lang in LANGS for source in CHAPTERS]
 FIGURE_NAME = re.compile(r"[0-9a-f]{16}\.(svg|png)")
 
 
+def figure_links(html: str) -> list[str]:
+    """The figure files a page links to: each <img> and each narrow variant's
+    <source srcset>."""
+    tree = Tree(html)
+    links = [a["src"] for a in tree.find("img")]
+    links += [a["srcset"] for a in tree.find("source") if a.get("srcset")]
+    return [link for link in links if FIGURE_DIR in link]
+
+
 def drawn(draw) -> tuple[str, str]:
     """(SVG, base64 PNG) of the figure `draw(axes)` makes, as examples do."""
     fig, axes = plt.subplots(figsize=(3, 2))
@@ -141,10 +150,9 @@ def test_each_figure_is_one_file_and_every_file_is_shown(site):
     shown: dict[str, set[str]] = {}
     for lang, source in PAGES:
         page = site / LANGS[lang] / source.replace(".py", ".html")
-        for img in Tree(page.read_text("utf-8")).find("img"):
-            if FIGURE_DIR in img["src"]:
-                path = (page.parent / img["src"]).resolve()
-                shown.setdefault(path.name, set()).add(f"{lang}/{source}")
+        for link in figure_links(page.read_text("utf-8")):
+            path = (page.parent / link).resolve()
+            shown.setdefault(path.name, set()).add(f"{lang}/{source}")
     files = sorted((site / FIGURE_DIR).iterdir())
     assert {f.name for f in files} == set(shown)
     contents = [hashlib.sha256(f.read_bytes()).digest() for f in files]
@@ -161,10 +169,7 @@ def test_a_page_and_its_figures_keep_to_a_budget(site, lang, source):
     shows (each counted once) at most 400 kB."""
     page = site / LANGS[lang] / source.replace(".py", ".html")
     html = page.read_text("utf-8")
-    tree = Tree(html)
-    links = [a["src"] for a in tree.find("img")]
-    links += [a["srcset"] for a in tree.find("source") if a.get("srcset")]
-    shown = {(page.parent / u).resolve() for u in links if FIGURE_DIR in u}
+    shown = {(page.parent / link).resolve() for link in figure_links(html)}
     assert len(html.encode()) <= 600_000
     assert sum(path.stat().st_size for path in shown) <= 400_000
 
