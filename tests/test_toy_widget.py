@@ -73,8 +73,18 @@ def word(lang: str, english: str) -> str:
     return table(lang).get(english) or english
 
 
+def toy_tab(browser, server, width: int, colours: str = "light") -> Tab:  # noqa: F811
+    """A tab `width` px wide; the attention page is the site's largest, and
+    on a busy machine loading it can take longer than a `Tab`'s 10 s."""
+    tab = Tab(browser, server, {"width": width, "height": 900}, color_scheme=colours)
+    tab.context.set_default_timeout(30_000)
+    return tab
+
+
 def open_toy(tab: Tab, lang: str = "en"):
-    page = tab.open(LANGS[lang] + "attention.html")
+    # The widget is made by then (the theme's scripts end the body); the
+    # page's figures may still be loading.
+    page = tab.open(LANGS[lang] + "attention.html", until="domcontentloaded")
     page.wait_for_function(READY)
     return page
 
@@ -101,7 +111,7 @@ def assert_matches_python(facts: dict) -> None:
 
 @pytest.fixture(scope="module")
 def wide(browser, server):  # noqa: F811
-    tab = Tab(browser, server, {"width": 1400, "height": 900})
+    tab = toy_tab(browser, server, 1400)
     yield tab
     tab.close()
 
@@ -183,7 +193,7 @@ def test_the_widgets_words_are_the_pages_language(wide, lang):
 @in_browser
 @pytest.mark.parametrize("colours", ["light", "dark"])
 def test_the_page_with_the_widget_in_use_passes_axe(browser, server, colours):  # noqa: F811
-    tab = Tab(browser, server, {"width": 1400, "height": 900}, color_scheme=colours)
+    tab = toy_tab(browser, server, 1400, colours)
     try:
         page = open_toy(tab)
         page.locator(".lit-toy-pick button").nth(1).click()
@@ -199,7 +209,7 @@ def test_the_page_with_the_widget_in_use_passes_axe(browser, server, colours):  
 @pytest.mark.parametrize("width", [1400, 1000, 400])
 @pytest.mark.parametrize("lang", list(LANGS))
 def test_the_widget_fits_the_window(browser, server, lang, width):  # noqa: F811
-    tab = Tab(browser, server, {"width": width, "height": 900})
+    tab = toy_tab(browser, server, width)
     try:
         page = open_toy(tab, lang)
         page.evaluate("literateToy.set(0, [1.5, 0.5])")
@@ -229,7 +239,7 @@ def test_the_widget_works_from_disk_with_no_request_leaving(browser, site):  # n
             ),
         )
         page = context.new_page()
-        page.goto((site / "attention.html").as_uri())
+        page.goto((site / "attention.html").as_uri(), wait_until="domcontentloaded")
         page.wait_for_function(READY)
         page.evaluate("literateToy.set(2, [0, 1])")
         assert_matches_python(page.evaluate(FACTS))
@@ -246,15 +256,15 @@ def test_without_javascript_the_page_is_as_before_and_other_pages_have_none(
     context = browser.new_context(java_script_enabled=False)
     try:
         page = context.new_page()
-        page.goto(server + "attention.html")
+        page.goto(server + "attention.html", wait_until="domcontentloaded")
         assert page.locator(".lit-toy").count() == 0
         assert page.locator("script.lit-data[data-name=toy]").count() == 1
         assert page.locator(".lit-output img").count() >= 2  # the figures
     finally:
         context.close()
-    tab = Tab(browser, server, {"width": 1400, "height": 900})
+    tab = toy_tab(browser, server, 1400)
     try:
-        page = tab.open("mha.html")
+        page = tab.open("mha.html", until="domcontentloaded")
         assert page.evaluate("window.literateToy === undefined")
         assert page.locator(".lit-toy").count() == 0 and tab.errors == []
     finally:
