@@ -191,6 +191,7 @@ def model_words() -> dict[str, str]:
         "option": tr("{char}, character {pos}"),
         "newline": tr("newline"),
         "space": tr("space"),
+        "quoted": tr("“{char}”"),
         "unknown_row": tr("Its weights show when the writing stops."),
         "weight": tr("{char} ({pos}) {p}"),
         "list_separator": tr(", "),

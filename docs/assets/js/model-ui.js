@@ -40,7 +40,8 @@
     // How a character is shown in the strip and named in the read-out, as
     // the figures draw them: the newline as ↵, the space as ·.
     const shown = (c) => (c === "\n" ? "↵" : c === " " ? "·" : c);
-    const named = (c) => (c === "\n" ? w.newline : c === " " ? w.space : `“${c}”`);
+    const named = (c) =>
+      c === "\n" ? w.newline : c === " " ? w.space : fill(w.quoted, { char: c });
 
     // ## The explorer
     const text = element("textarea", { rows: "3", maxlength: String(M), spellcheck: "false" });
