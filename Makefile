@@ -53,6 +53,7 @@ bench: $(STAMP) $(NODE) ## run the benchmarks; each prints a table of ratios to 
 	$(BIN)/python bench/train.py
 	$(BIN)/python bench/site.py
 	$(BIN)/python bench/repeats.py
+	$(BIN)/python bench/web_model.py
 	$(BIN)/python bench/katex.py
 
 translations: $(STAMP) ## check the Japanese and Chinese tables (the translators' CI gate)
