@@ -376,7 +376,7 @@ def test_a_name_from_another_page_opens_it_in_the_same_language(tab, lang):
     link = page.locator('.lit-code a.lit-ref[href="mha.html#KVCache"]').first
     link.scroll_into_view_if_needed()
     link.click()
-    page.wait_for_url(re.compile(rf"/{lang}mha\.html#KVCache$"))
+    page.wait_for_url(re.compile(rf"/{lang}mha\.html#KVCache$"), timeout=30_000)
     assert page.evaluate("!!document.getElementById('KVCache')")
     assert not tab.errors and not tab.foreign
 

@@ -108,7 +108,10 @@
     let at = 0;
     katex.tabIndex = 0;
     katex.classList.add("lit-sym-formula");
-    katex.addEventListener("focus", () => light(nameOf.get(found[at]), found[at]));
+    katex.addEventListener("focus", () => {
+      light(nameOf.get(found[at]), found[at]);
+      focused = found[at]; // a click that focused the formula keeps it lit
+    });
     katex.addEventListener("keydown", (event) => {
       const step = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 }[
         event.key];
