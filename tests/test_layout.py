@@ -79,6 +79,14 @@ FIGURES = """() => [...document.querySelectorAll('figure.lit-output')].map(f => 
 })"""
 
 
+def open_tab(chromium, base: str, width: int, scheme: str = "light") -> Tab:
+    """A tab `width` px wide. Its waits (load, screenshots of pages 4000 px
+    tall) get a minute: a loaded machine took more than test_site's 10 s."""
+    tab = Tab(chromium, base, {"width": width, "height": 900}, color_scheme=scheme)
+    tab.context.set_default_timeout(60_000)
+    return tab
+
+
 def screenshot(page, name: str) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
     height = page.evaluate("document.documentElement.scrollHeight")
@@ -98,7 +106,7 @@ def load_figures(page) -> None:
 
 @pytest.fixture(scope="module", params=[1400, 1000, 400])
 def window(request, browser, server):  # noqa: F811
-    tab = Tab(browser, server, {"width": request.param, "height": 900})
+    tab = open_tab(browser, server, request.param)
     yield request.param, tab
     tab.close()
 
@@ -149,7 +157,7 @@ def longest_line(source: str) -> int:
 @in_browser
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_a_long_line_wraps_with_a_mark(browser, server, scheme):  # noqa: F811
-    tab = Tab(browser, server, {"width": 1000, "height": 900}, color_scheme=scheme)
+    tab = open_tab(browser, server, 1000, scheme)
     try:
         n = longest_line("mha.py")
         page = tab.open(f"mha.html#L{n}")
@@ -183,7 +191,7 @@ def test_copying_gives_the_lines_as_written(browser, server):  # noqa: F811
     page_model = parse((ROOT / source).read_text(encoding="utf-8"), source)
     section = next(s for s in page_model.sections if any(c.number == n for c in s.code))
     expected = "\n".join(line.text for line in section.code)
-    tab = Tab(browser, server, {"width": 1000, "height": 900})
+    tab = open_tab(browser, server, 1000)
     try:
         tab.context.grant_permissions(["clipboard-read", "clipboard-write"])
         page = tab.open("mha.html")
@@ -229,7 +237,7 @@ def labml_site(tmp_path_factory):
 @in_browser
 @pytest.mark.parametrize("width", [1400, 1000])
 def test_labmls_long_lines_wrap_too(browser, labml_site, width):  # noqa: F811
-    tab = Tab(browser, labml_site, {"width": width, "height": 900})
+    tab = open_tab(browser, labml_site, width)
     try:
         for name in ("transformers/mha.html", "transformers/flash/index.html"):
             page = tab.open(name)
