@@ -343,6 +343,8 @@ def _directive_cells(page: Page, section: Section) -> list:
                 cell.outputs.append(
                     v4.new_output("stream", name="stdout", text=output.text)
                 )
+            elif output.variant == "narrow":
+                continue  # the figure before it, redrawn for a phone's page
             elif output.kind == "data":  # as Jupyter shows a literate.data.Data
                 value = Data(output.name, json.loads(output.text))
                 data = {"application/json": value.value, "text/plain": repr(value)}

@@ -13,6 +13,7 @@ at 1400, 1000 and 400 px go to test-artifacts/screenshots/layout-*.png.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import subprocess
@@ -42,6 +43,7 @@ from literate.directives import read_directive
 from literate.execute import ExecuteError, _figures, _outputs
 from literate.model import Directive, Page, Section
 from literate.narrow import READABLE_PX, narrow, narrow_below, smallest_text
+from literate.notebook import page_to_notebook
 from literate.parse import parse
 from literate.render import render_page
 
@@ -316,3 +318,26 @@ def test_the_page_takes_the_narrow_variant_below_the_width_it_needs():
     assert html.count("<figure") == 1 and html.count("<img") == 1
     assert f'<source media="(max-width: {below}px)"' in html
     assert html.index("<source") < html.index("<img") < html.index("</picture>")
+
+
+def test_the_notebook_keeps_only_the_wide_figure():
+    wide, phone = plt.figure(figsize=(8, 3)), plt.figure(figsize=(4, 6))
+    outputs = outputs_of(wide, narrow(phone))
+    page = parse('"""A plot."""\n\nx = 1\n#| draw()  | alt: a plot\n', "page.py")
+    section = page.sections[-1]
+    page = dataclasses.replace(
+        page,
+        sections=(
+            *page.sections[:-1],
+            dataclasses.replace(
+                section,
+                outputs=tuple(
+                    dataclasses.replace(o, directive=section.directives[0].number)
+                    for o in outputs
+                ),
+            ),
+        ),
+    )
+    cells = page_to_notebook(page).cells
+    shown = [o for cell in cells for o in cell.get("outputs", [])]
+    assert len(shown) == 1 and shown[0]["data"]["text/plain"] == "a plot"
