@@ -5,6 +5,9 @@
                              the most similar current key; --prune drops them
     status                   translated / total, stale, failing per page
     check [LANG]             the CI gate: every defect as file:line and key
+    import-labml [LANG] --from DIR [--base DIR] [--overwrite]
+                             write labml's translate_cache tables into ours,
+                             per source: mapped, repaired, refused, no entry
 
 Each command prints one line per file saying what it did and exits 1 on any
 error. Paths in messages are relative to --root (default: the current folder).
@@ -83,7 +86,27 @@ def add_commands(parser: argparse.ArgumentParser) -> None:
     status = commands.add_parser("status", help="translated / total per page")
     check = commands.add_parser("check", help="find broken translations (CI)")
     check.add_argument("lang", nargs="?", help="only this language")
-    for command in (update, status):
+    labml = commands.add_parser(
+        "import-labml", help="import labml's translate_cache tables"
+    )
+    labml.add_argument("lang", nargs="?", help="only this language (created)")
+    labml.add_argument(
+        "--from",
+        dest="labml",
+        required=True,
+        type=Path,
+        metavar="DIR",
+        help="labml's translate_cache folder (<path>.<lang>.json per source)",
+    )
+    labml.add_argument(
+        "--base",
+        help="the sources' folder that labml's paths start below (default: "
+        "the literate plugin's `base` in mkdocs.yml)",
+    )
+    labml.add_argument(
+        "--overwrite", action="store_true", help="replace translations we have"
+    )
+    for command in (update, status, labml):
         command.add_argument(
             "--source",
             action="append",
@@ -95,6 +118,7 @@ def add_commands(parser: argparse.ArgumentParser) -> None:
     update.set_defaults(run_command=run_update)
     status.set_defaults(run_command=run_status, lang=None)
     check.set_defaults(run_command=run_check)
+    labml.set_defaults(run_command=run_import_labml)
 
 
 def _sources(root: Path, args: argparse.Namespace) -> tuple[str, ...]:
@@ -181,6 +205,29 @@ def _update_file(root: Path, path: Path, current: list[str], prune: bool) -> boo
         + ("written" if written else "unchanged")
     )
     return True
+
+
+def run_import_labml(root: Path, args: argparse.Namespace) -> int:
+    from literate.translations.labml import import_command
+
+    if not args.labml.is_dir():
+        print(f"--from {ascii(str(args.labml))}: not a folder (expected labml's "
+              "translate_cache folder)")  # fmt: skip
+        return 2
+    try:
+        sources = _sources(root, args)
+    except (FileNotFoundError, ValueError) as error:  # ValueError: FileRefused
+        print(f"import-labml: {error}")
+        return 1
+    langs = [args.lang] if args.lang else languages(root)
+    if not langs:
+        print(f"{TRANSLATIONS}/: no language folders; name one: import-labml LANG")
+        return 1
+    base = args.base if args.base is not None else site_options(root).get("base")
+    return import_command(
+        root, sources, langs, args.labml, str(base or ""), args.overwrite,
+        _entry_problems,
+    )  # fmt: skip
 
 
 def run_status(root: Path, args: argparse.Namespace) -> int:
