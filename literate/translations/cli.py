@@ -96,7 +96,8 @@ def add_commands(parser: argparse.ArgumentParser) -> None:
         required=True,
         type=Path,
         metavar="DIR",
-        help="labml's translate_cache folder (<path>.<lang>.json per source)",
+        help="labml's translate_cache folder (<path>.<lang>.json per source), "
+        "relative to --root",
     )
     labml.add_argument(
         "--base",
@@ -210,7 +211,8 @@ def _update_file(root: Path, path: Path, current: list[str], prune: bool) -> boo
 def run_import_labml(root: Path, args: argparse.Namespace) -> int:
     from literate.translations.labml import import_command
 
-    if not args.labml.is_dir():
+    folder = root / args.labml  # relative to --root, as --source is
+    if not folder.is_dir():
         print(f"--from {ascii(str(args.labml))}: not a folder (expected labml's "
               "translate_cache folder)")  # fmt: skip
         return 2
@@ -225,7 +227,7 @@ def run_import_labml(root: Path, args: argparse.Namespace) -> int:
         return 1
     base = args.base if args.base is not None else site_options(root).get("base")
     return import_command(
-        root, sources, langs, args.labml, str(base or ""), args.overwrite,
+        root, sources, langs, folder, str(base or ""), args.overwrite,
         _entry_problems,
     )  # fmt: skip
 
