@@ -153,9 +153,7 @@ def ja_table(root: Path) -> dict[str, str]:
     return load_table(root / "translations/ja/labml_nn/transformers/mha.json")
 
 
-def test_import_reports_each_source_and_writes_tables_check_passes(
-    tmp_path, capsys
-):
+def test_import_reports_each_source_and_writes_tables_check_passes(tmp_path, capsys):
     root = make_project(tmp_path, {**JA, **ZH})
     existing = root / "translations/ja/labml_nn/transformers/mha.json"
     existing.parent.mkdir(parents=True)
@@ -198,8 +196,8 @@ def test_import_reports_each_source_and_writes_tables_check_passes(
         "トルを所定の数のヘッドに分けます。**キー**、**クエリ**、**バリュー**の"
         "ベクトルの変換に使います。"
     )
-    assert table["Compute attention scores _^_0_^_. This gives a tensor of shape "
-                 "_^_1_^_."] == "スコア _^_0_^_ を計算します。形は _^_1_^_ になります。"  # fmt: skip
+    scores = "Compute attention scores _^_0_^_. This gives a tensor of shape _^_1_^_."
+    assert table[scores] == "スコア _^_0_^_ を計算します。形は _^_1_^_ になります。"
     heads = "* _^_0_^_ is the number of heads.\n* _^_1_^_ is the number of "
     heads += "features in the _^_2_^_, _^_3_^_ and _^_4_^_ vectors."
     assert table[heads] == (
