@@ -131,16 +131,25 @@ def _sources(root: Path, args: argparse.Namespace) -> tuple[str, ...]:
     return site_sources(root)
 
 
-def run_update(root: Path, args: argparse.Namespace) -> int:
+def _sources_and_langs(root: Path, args: argparse.Namespace, command: str):
+    """The sources and languages `command` works on; None (said why) if none."""
     try:
         sources = _sources(root, args)
     except (FileNotFoundError, ValueError) as error:  # ValueError: FileRefused
-        print(f"update: {error}")
-        return 1
+        print(f"{command}: {error}")
+        return None
     langs = [args.lang] if args.lang else languages(root)
     if not langs:
-        print("translations/: no language folders; run `update LANG` to add one")
+        print(f"{TRANSLATIONS}/: no language folders; run `{command} LANG` to add one")
+        return None
+    return sources, langs
+
+
+def run_update(root: Path, args: argparse.Namespace) -> int:
+    found = _sources_and_langs(root, args, "update")
+    if found is None:
         return 1
+    sources, langs = found
     failed = False
     keys = {}
     for source in sources:
@@ -216,15 +225,10 @@ def run_import_labml(root: Path, args: argparse.Namespace) -> int:
         print(f"--from {ascii(str(args.labml))}: not a folder (expected labml's "
               "translate_cache folder)")  # fmt: skip
         return 2
-    try:
-        sources = _sources(root, args)
-    except (FileNotFoundError, ValueError) as error:  # ValueError: FileRefused
-        print(f"import-labml: {error}")
+    found = _sources_and_langs(root, args, "import-labml")
+    if found is None:
         return 1
-    langs = [args.lang] if args.lang else languages(root)
-    if not langs:
-        print(f"{TRANSLATIONS}/: no language folders; name one: import-labml LANG")
-        return 1
+    sources, langs = found
     base = args.base if args.base is not None else site_options(root).get("base")
     return import_command(
         root, sources, langs, folder, str(base or ""), args.overwrite,
