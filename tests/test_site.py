@@ -162,17 +162,29 @@ def server(site):
     yield from serving(site)
 
 
+_OPEN: list = []  # the Chromium this process has running, if any
+
+
 def launched_chromium():
     """Debian's Chromium under Playwright, closed when the generator ends (the
-    body of a browser fixture; one Playwright per thread at a time)."""
+    body of a browser fixture). Playwright allows one instance per thread at
+    a time, and each module that imports a fixture gets its own copy of it:
+    while one is open, the others share it."""
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} is missing: apt-get install -y chromium")
+    if _OPEN:  # its owner, opened earlier, closes it
+        yield _OPEN[0]
+        return
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(
             executable_path=CHROMIUM, args=CHROMIUM_ARGS
         )
-        yield chromium
-        chromium.close()
+        _OPEN.append(chromium)
+        try:
+            yield chromium
+        finally:
+            _OPEN.clear()
+            chromium.close()
 
 
 @pytest.fixture(scope="session")
@@ -657,6 +669,10 @@ OUTPUT_FACTS = """() => [...document.querySelectorAll('.lit-output')].map(o => {
 })"""
 
 
+# Resolves once an image has arrived (a broken one never does: a timeout).
+LOADED = """img => (img.complete && img.naturalWidth > 0) ||
+  new Promise(done => img.addEventListener('load', done, {once: true}))"""
+
 PIPELINE = Pipeline(ROOT)  # makes pages as the plugin does
 
 
@@ -678,6 +694,10 @@ def test_outputs_appear_under_the_code_that_made_them(site, tabs, lang, name):
         and o.variant != "narrow"  # shown inside the figure before it
     ]
     page = tabs["wide"].open(LANGS[lang] + name)
+    # A figure loads as the reader nears it (loading=lazy): go past each one.
+    for img in page.locator(".lit-output img").all():
+        img.scroll_into_view_if_needed()
+        img.evaluate(LOADED)
     found = page.evaluate(OUTPUT_FACTS)
     assert [(f["section"], f["kind"], f["shown"]) for f in found] == expected
     for n, output in enumerate(found):
@@ -723,8 +743,6 @@ def luminance(rgb) -> np.ndarray:
 @in_browser
 def test_figures_read_in_the_dark_theme(browser, server):
     """On the dark page a figure has no light box: the page shows through."""
-    from PIL import Image
-
     context = browser.new_context(viewport=WIDE, color_scheme="dark")
     try:
         page = context.new_page()
@@ -733,19 +751,29 @@ def test_figures_read_in_the_dark_theme(browser, server):
         figures = page.locator(".lit-output img")
         assert figures.count() >= 2
         for n in range(figures.count()):
-            figure = figures.nth(n)
-            behind = luminance(
-                [int(v) for v in re.findall(r"\d+", figure.evaluate(BACKGROUND))][:3]
-            )
             shot = SHOTS / f"en-attention-dark-figure-{n}.png"
-            figure.screenshot(path=shot)
-            light = luminance(np.asarray(Image.open(shot).convert("RGB"))).ravel()
-            # Most of a figure is its background: it must be the page's own.
-            assert np.median(light) == pytest.approx(behind, abs=0.05), shot.name
-            # And something is drawn on it, clearly brighter than the page.
-            assert np.mean(light > behind + 0.2) > 0.01, f"{shot.name} looks empty"
+            assert_reads_on_the_page(figures.nth(n), shot)
     finally:
         context.close()
+
+
+def assert_reads_on_the_page(figure, shot: Path) -> None:
+    """The figure, once loaded, shows the page's background through (most of
+    it) and draws something clearly brighter on it; its screenshot is `shot`."""
+    from PIL import Image
+
+    figure.scroll_into_view_if_needed()
+    figure.evaluate(LOADED)
+    behind = luminance(
+        [int(v) for v in re.findall(r"\d+", figure.evaluate(BACKGROUND))][:3]
+    )
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    figure.screenshot(path=shot)
+    light = luminance(np.asarray(Image.open(shot).convert("RGB"))).ravel()
+    # Most of a figure is its background: it must be the page's own.
+    assert np.median(light) == pytest.approx(behind, abs=0.05), shot.name
+    # And something is drawn on it, clearly brighter than the page.
+    assert np.mean(light > behind + 0.2) > 0.01, f"{shot.name} looks empty"
 
 
 @in_browser
