@@ -3,7 +3,9 @@
 literate [--root DIR] render mha.py -o out/mha.html [--lang ja] [--fragment]
     the page as the site shows it (examples run, translated with the
     glossary) as a standalone HTML file, or with --fragment only the body
-    the site embeds; without -o it goes to stdout
+    the site embeds; without -o it goes to stdout. The file is whole on
+    its own: its figures are inside it as data: URLs (the site writes them
+    as files under assets/figures/ instead, see literate.figures)
 literate [--root DIR] translations update|status|check ...
     the translation tools (see `literate translations --help`)
 
