@@ -39,10 +39,12 @@ from literate.words import tr  # a figure's words in the page's language
 from mha import MultiHeadAttention
 from train import RECORDED, CharTransformer, block_with_weights, load_model
 from trainkit import cli
+from trainkit.config import SEEDS  # python train.py sample's seeds
 from trainkit.decode import decoder
 
 MODEL = RECORDED / "model.pt"  # the model chapter 4 trained
 CPU = torch.device("cpu")
+PAGE_SEEDS = range(2**32)  # the page's generator takes a 32-bit seed (model.js)
 
 # ## Temperature and top-k
 #
@@ -84,6 +86,10 @@ def next_char_table(path: Path = MODEL, prompt: str = PROMPT) -> None:
 # others to $-\infty$, so that the softmax gives them exactly 0 and the kept
 # ones share all the probability, in the same proportions as before: the
 # last column. A rare slip is then never drawn.
+#
+# Both are settings of the generation box in
+# [The model in this page](#the-model-in-this-page), below: try them there
+# on a prompt of your own.
 
 
 def distribution(logits, temperature: float, top_k: int | None):
@@ -529,18 +535,29 @@ def try_zeroing_heads(path: Path = MODEL, windows: int = 32) -> None:
 # browser, from the weights of `runs/cpu/model.pt`, so that you can ask it
 # your own questions. Nothing is fetched until you press it; the line under
 # the code says how much it loads.
+# <noscript>JavaScript is off in this browser, so the button is not there;
+# the figures above stay as they are.</noscript>
 #
 # * **The attention explorer** starts with the passage above; type any text
-#   of at most `context` characters instead. Point at, tap or focus a
-#   character, or move with the arrow keys: the characters it reads are
-#   shaded by their weight in the chosen layer and head, on the figures'
-#   square-root scale. *All heads* draws every head's weights for that
-#   character as small bar charts. Try a character just after a newline, and
-#   the line-start heads of the table.
+#   of at most `context` characters instead. Point at a character to see
+#   what it reads, and click or tap it (or move with the arrow keys) to keep
+#   it; Esc lets it go. The characters it reads are shaded by their weight
+#   in the chosen layer and head, on the figures' square-root scale. Layers,
+#   heads and positions are numbered from 0, as in the code, the figures and
+#   the table. *All heads* draws every head's weights for that character as
+#   small bar charts. Try a character in the middle of a line, such as the
+#   `y` of `young`, with the *line start* head and then the *1 back* head of
+#   the larger figure (its titles name them): the first puts more weight on
+#   the newline that began the line than on any other character, the second
+#   nearly all of its weight on the character before. Just after a newline
+#   the two look alike, since that newline is also one back.
 # * **The generation box** continues a prompt with the options of
-#   `python train.py sample` and their defaults; *Stop* ends it. With its box
-#   ticked, the explorer follows the writing: it shows the window the model
-#   read, and the weights of the position that drew the newest character.
+#   `python train.py sample` and its defaults, except the two that the last
+#   line under the code names: the prompt, and the seed's range, narrower
+#   here because the page draws with a generator of its own. *Stop* ends it.
+#   With its box ticked, the explorer follows the writing: it shows the
+#   window the model read, and the weights of the position that drew the
+#   newest character.
 #
 # `docs/assets/js/model.js` is the forward pass of
 # [`CharTransformer`](train.html#CharTransformer) with its caches, and the
@@ -560,14 +577,17 @@ def model_in_page(path: Path = MODEL) -> Data:
     model, vocab = load_model(path, CPU)
     weights = sum(p.numel() for p in model.parameters())  # the tied one once
     defaults = cli.sample_parser().parse_args([])  # python train.py sample's
+    prompt = "ROMEO:"  # the box's; the command's is a newline
     print(tr("{n} weights in float32: {mb} MB, loaded by the button").format(
         n=f"{weights:,}", mb=f"{4 * weights / 1e6:.1f}"))  # fmt: skip
+    report.print_box_defaults(defaults, prompt, PAGE_SEEDS[-1], SEEDS[-1])
     return Data("model", {
-        "passage": PASSAGE, "prompt": "ROMEO:", "vocab": "".join(vocab.chars),
+        "passage": PASSAGE, "prompt": prompt, "vocab": "".join(vocab.chars),
         "layers": len(model.blocks), "heads": model.blocks[0].attn.heads,
         "context": model.context, "bytes": 4 * weights, "tokens": defaults.tokens,
         "temperature": defaults.temperature, "top_k": defaults.top_k,
-        "seed": defaults.seed, "words": report.model_words(),
+        "seed": defaults.seed, "seed_max": PAGE_SEEDS[-1],
+        "words": report.model_words(),
     })  # fmt: skip
 
 

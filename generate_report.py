@@ -174,6 +174,21 @@ def loss_change_table(base: float, losses: torch.Tensor) -> str:
     return markdown_table(header, rows, align="l" + "r" * heads)
 
 
+def print_box_defaults(defaults, prompt: str, page_seed: int, cli_seed: int) -> None:
+    """The generation box's settings: the command's defaults but two."""
+    print(
+        tr("python train.py sample's defaults: {n} characters, temperature {t}, "
+           "top-k {k}, seed {s}").format(n=defaults.tokens, t=defaults.temperature,
+                                         k=defaults.top_k, s=defaults.seed)
+    )  # fmt: skip
+    print(
+        tr("in the box: prompt {box} (the command's: {cli}), seeds 0 to {page} "
+           "(the command's: 0 to {cli_max})").format(
+            box=repr(prompt), cli=repr(defaults.prompt), page=f"{page_seed:,}",
+            cli_max=f"{cli_seed:,}")
+    )  # fmt: skip
+
+
 def model_words() -> dict[str, str]:
     """The words of the explorer and the generation box, by the names that
     `docs/assets/js/model-ui.js` reads; `{fields}` are filled there."""
@@ -188,17 +203,24 @@ def model_words() -> dict[str, str]:
         "head": tr("Head"),
         "all_heads": tr("All heads"),
         "strip": tr("Characters of the text: the arrow keys move the query"),
-        "option": tr("{char}, character {pos}"),
+        "option": tr("{char}, position {pos}"),
         "newline": tr("newline"),
         "space": tr("space"),
         "quoted": tr("“{char}”"),
         "unknown_row": tr("Its weights show when the writing stops."),
         "weight": tr("{char} ({pos}) {p}"),
         "list_separator": tr(", "),
-        "query": tr("Character {pos}, {char}: layer {layer}, head {head} reads {top}."),
+        "query": tr("Position {pos}, {char}: layer {layer}, head {head} reads {top}."),
+        "pin_hint": tr("Click or tap a character to keep it as the query."),
+        "pinned": tr("Kept: Esc lets the pointer move it again."),
         "panel": tr("Layer {layer}, head {head}"),
+        "grid_note": tr(
+            "One bar a character, from position 0 to the query, its height the "
+            "square root of the weight (the figures' scale); a grey column marks "
+            "a newline."
+        ),
         "empty": tr("The text is empty."),
-        "not_in_vocab": tr("The model has no character {char} (character {pos})."),
+        "not_in_vocab": tr("The model has no character {char} (position {pos})."),
         "generation": tr("Generation"),
         "prompt": tr("Prompt"),
         "tokens": tr("Characters"),

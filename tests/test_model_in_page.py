@@ -30,7 +30,7 @@ from test_site import (  # noqa: F401 (fixtures)
 )
 
 import train
-from generate import MODEL, PASSAGE, attention_maps
+from generate import MODEL, PASSAGE, attention_maps, head_patterns
 from train import load_model
 from trainkit import web_model
 
@@ -195,17 +195,84 @@ def test_pointer_keys_and_selects_show_the_query_row_of_the_chosen_head(
     assert (
         page.get_attribute(".lit-model-strip [data-i='21']", "aria-selected") == "true"
     )
-    page.select_option(".lit-model-explorer select >> nth=0", "3")  # layer 3
-    page.select_option(".lit-model-explorer select >> nth=1", "2")  # head 2
+    page.select_option(".lit-model-explorer select >> nth=0", "2")  # layer 2
+    page.select_option(".lit-model-explorer select >> nth=1", "1")  # head 1
     row = np.sqrt(maps[2, 1, 21, : len(PASSAGE)])
     np.testing.assert_allclose(shading(page), row, atol=2e-3)
     readout = page.inner_text(".lit-model-readout")
-    assert "22" in readout and "3" in readout
+    assert "21" in readout and "layer 2, head 1" in readout
     page.check(".lit-model-explorer input[type=checkbox]")
     assert page.locator(".lit-model-panel").count() == 16
-    page.click(".lit-model-panel >> nth=5")  # layer 2, head 2
-    assert page.input_value(".lit-model-explorer select >> nth=0") == "2"
-    assert page.input_value(".lit-model-explorer select >> nth=1") == "2"
+    page.click(".lit-model-panel >> nth=5")  # layer 1, head 1
+    assert page.input_value(".lit-model-explorer select >> nth=0") == "1"
+    assert page.input_value(".lit-model-explorer select >> nth=1") == "1"
+    assert tab.errors == [] and tab.foreign == []
+
+
+def chosen_head(page, layer: int, head: int) -> None:
+    page.select_option(".lit-model-explorer select >> nth=0", str(layer))
+    page.select_option(".lit-model-explorer select >> nth=1", str(head))
+
+
+@in_browser
+def test_the_explorer_numbers_heads_as_the_table_and_the_figures(tab, python_model):
+    model, vocab = python_model
+    maps = attention_maps(model, vocab.encode(PASSAGE)).numpy()
+    means = head_patterns()  # the table's columns, [L, H] each
+    heads = maps.shape[1]
+    line_start = divmod(int(means["line start"].argmax()), heads)  # the figure's
+    one_back = divmod(int(means["1 back"].argmax()), heads)
+    t = PASSAGE.index("young")  # mid-line: the newline is not one back
+    newline = PASSAGE.rfind("\n", 0, t)
+    page = opened(tab)
+    page.click(f".lit-model-strip [data-i='{t}']")
+    for layer, head in (line_start, one_back):
+        chosen_head(page, layer, head)
+        np.testing.assert_allclose(shading(page), np.sqrt(maps[layer, head, t]),
+                                   atol=2e-3)  # fmt: skip
+        # Named as the table's rows name it ("2, 3"): from 0.
+        assert f"layer {layer}, head {head} " in page.inner_text(".lit-model-readout")
+    # What the page's Try-this says of the two heads at that character...
+    assert maps[line_start][t].argmax() == newline
+    assert maps[one_back][t][t - 1] > 0.9
+    # ...and just after a newline, where the two read the same character.
+    after = PASSAGE.index("\n") + 1
+    assert maps[line_start][after].argmax() == maps[one_back][after].argmax()
+    page.check(".lit-model-explorer input[type=checkbox]")  # all the heads
+    panel = page.locator(".lit-model-panel >> nth=" + str(line_start[0] * heads
+                                                         + line_start[1]))  # fmt: skip
+    assert panel.inner_text() == f"Layer {line_start[0]}, head {line_start[1]}"
+    # A panel's bars span the keys 0..t only; a grey column under each newline.
+    assert panel.locator("svg").get_attribute("viewBox") == f"0 0 {t + 1} 1"
+    marks = panel.locator("svg .lit-model-nl").evaluate_all(
+        "rs => rs.map(r => Number(r.getAttribute('x')))"
+    )
+    assert marks == [i for i, c in enumerate(PASSAGE[: t + 1]) if c == "\n"]
+    assert tab.errors == [] and tab.foreign == []
+
+
+@in_browser
+def test_a_click_keeps_the_query_and_esc_lets_it_go(tab, python_model):
+    model, vocab = python_model
+    maps = attention_maps(model, vocab.encode(PASSAGE)).numpy()
+    page = opened(tab)
+    # Opened by the keyboard's Enter would move the focus on; by a click too.
+    assert page.evaluate("document.activeElement.closest('.lit-model') !== null")
+    strip = ".lit-model-strip"
+    page.dispatch_event(f"{strip} [data-i='30']", "pointerover")  # a preview
+    page.click(f"{strip} [data-i='20']")  # kept
+    page.dispatch_event(f"{strip} [data-i='30']", "pointerover")
+    page.dispatch_event(f"{strip} [data-i='40']", "pointerover")
+    query = f"{strip} [aria-selected=true]"
+    assert page.get_attribute(query, "data-i") == "20"
+    np.testing.assert_allclose(shading(page), np.sqrt(maps[0, 0, 20]), atol=2e-3)
+    page.keyboard.press("ArrowRight")  # the keyboard moves the kept query
+    page.dispatch_event(f"{strip} [data-i='40']", "pointerover")
+    assert page.get_attribute(query, "data-i") == "21"
+    page.keyboard.press("Escape")
+    page.dispatch_event(f"{strip} [data-i='40']", "pointerover")
+    assert page.get_attribute(query, "data-i") == "40"
+    np.testing.assert_allclose(shading(page), np.sqrt(maps[0, 0, 40]), atol=2e-3)
     assert tab.errors == [] and tab.foreign == []
 
 
@@ -223,7 +290,21 @@ def test_typed_text_is_explored_and_an_unknown_character_named(tab, python_model
     page.fill(".lit-model-explorer textarea", "ROMEO é")
     page.wait_for_function("document.querySelector('.lit-model-problem').textContent")
     assert "é" in page.inner_text(".lit-model-problem")
-    assert "7" in page.inner_text(".lit-model-problem")
+    assert "6" in page.inner_text(".lit-model-problem")  # its position, from 0
+
+
+BOX = ".lit-model-generate"
+WRITTEN = f"!document.querySelector('{BOX} .md-button--primary').disabled"
+
+
+def write(page, tokens: int, top_k: int | None = None) -> None:
+    """Generate `tokens` characters in the box (top-k `top_k`) and wait."""
+    numbers = page.locator(f"{BOX} input[type=number]")
+    numbers.nth(0).fill(str(tokens))
+    if top_k is not None:
+        numbers.nth(2).fill(str(top_k))
+    page.click(f"{BOX} .md-button--primary")
+    page.wait_for_function(WRITTEN)
 
 
 @in_browser
@@ -236,12 +317,7 @@ def test_the_generation_box_writes_greedy_text_and_stops(tab, capsys):
     assert page.input_value(f"{box} input[type=text]") == "ROMEO:"
     numbers = page.locator(f"{box} input[type=number]")
     assert [numbers.nth(i).input_value() for i in range(4)] == ["500", "0.8", "40", "0"]
-    numbers.nth(0).fill("150")
-    numbers.nth(2).fill("1")
-    page.click(f"{box} .md-button--primary")
-    page.wait_for_function(
-        "!document.querySelector('.lit-model-generate .md-button--primary').disabled"
-    )
+    write(page, 150, top_k=1)
     assert page.inner_text(".lit-model-output") == cli_text
     # The explorer then holds the window, the newest character its query.
     query = page.get_attribute(".lit-model-strip [aria-selected=true]", "data-i")
@@ -252,9 +328,7 @@ def test_the_generation_box_writes_greedy_text_and_stops(tab, capsys):
     page.wait_for_function("document.querySelector('.lit-model-output')"
                            ".textContent.length > 50")  # fmt: skip
     page.click(f"{box} .md-button:not(.md-button--primary)")
-    page.wait_for_function(
-        "!document.querySelector('.lit-model-generate .md-button--primary').disabled"
-    )
+    page.wait_for_function(WRITTEN)
     assert len(page.inner_text(".lit-model-output")) < 100_000
     numbers.nth(1).fill("0")
     page.click(f"{box} .md-button--primary")
@@ -262,78 +336,35 @@ def test_the_generation_box_writes_greedy_text_and_stops(tab, capsys):
     assert tab.errors == [] and tab.foreign == []
 
 
-@in_browser
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-@pytest.mark.parametrize("lang", list(LANGS))
-def test_the_open_widgets_pass_axe(browser, server, lang, scheme):  # noqa: F811
-    tab = Tab(browser, server, WIDE, color_scheme=scheme)
-    try:
-        page = opened(tab, lang)
-        page.check(".lit-model-explorer input[type=checkbox]")  # all the heads
-        page.add_script_tag(path=str(AXE))
-        violations = page.evaluate(
-            AXE_RUN.replace("axe.run(document,", "axe.run('.lit-model',")
-        )
-        assert violations == [], f"{lang}, {scheme}:\n" + "\n".join(violations)
-    finally:
-        tab.close()
+# While the box writes, the explorer asks for the attention of typed text:
+# with its own caches, so that the text being written does not change.
+ASK_WHILE_WRITING = """() => {
+  const output = document.querySelector('.lit-model-output');
+  const go = document.querySelector('.lit-model-generate .md-button--primary');
+  const text = document.querySelector('.lit-model-explorer textarea');
+  window.askedAt = null;
+  const seen = new MutationObserver(() => {
+    // Between two slices of writing: the generator holds its caches.
+    if (window.askedAt === null && go.disabled && output.textContent.length > 40) {
+      window.askedAt = output.textContent.length;
+      text.value = 'x';  // typed, as a reader would
+      text.dispatchEvent(new Event('input'));
+      literateModel.attention('ROMEO:\\nxyz');  // what the explorer then asks
+    }
+  });
+  seen.observe(output, {childList: true, characterData: true, subtree: true});
+}"""
 
 
 @in_browser
-@pytest.mark.parametrize("lang", ["ja", "zh"])
-def test_the_widgets_words_are_the_pages_table(tab, lang):
-    path = ROOT / "translations" / lang / "generate.json"
-    table = json.loads(path.read_text(encoding="utf-8"))
-    page = opened(tab, lang)
-    legends = page.locator(".lit-model legend").all_inner_texts()
-    assert legends == [table["Attention explorer"], table["Generation"]]
-    buttons = page.locator(".lit-model-generate .md-button").all_inner_texts()
-    assert buttons == [table["Generate"], table["Stop"]]
-    assert table["Layer"] in page.inner_text(".lit-model-explorer")
-
-
-@in_browser
-def test_the_widgets_fit_a_narrow_window(browser, server):  # noqa: F811
-    tab = Tab(browser, server, {"width": 400, "height": 800})
-    try:
-        page = opened(tab)
-        page.check(".lit-model-explorer input[type=checkbox]")
-        assert page.evaluate("document.documentElement.scrollWidth") <= 400
-        outside = page.evaluate(
-            """() => [...document.querySelectorAll('.lit-model *')].filter(e => {
-              const r = e.getBoundingClientRect();
-              return r.width && (r.left < 0 || r.right > 400);
-            }).map(e => e.className || e.tagName)"""
-        )
-        assert outside == []
-    finally:
-        tab.close()
-
-
-@in_browser
-def test_the_model_loads_from_disk_too(browser, site, python_model):  # noqa: F811
-    model, vocab = python_model
-    tab = Tab(browser, site.as_uri() + "/", WIDE)
-    try:
-        page = tab.open(PAGE)
-        got = np.array(page.evaluate("t => literateModel.attention(t)", "ROMEO:\nIs"))
-        expected = attention_maps(model, vocab.encode("ROMEO:\nIs")).numpy()
-        assert np.abs(got - expected).max() <= 1e-3
-        # From disk the theme's search index fails to load; the model did not.
-        assert [e for e in tab.errors if "search_index" not in e] == []
-        assert tab.foreign == []
-    finally:
-        tab.close()
-
-
-@in_browser
-def test_without_javascript_the_static_figures_stay(browser, server):  # noqa: F811
-    context = browser.new_context(java_script_enabled=False)
-    try:
-        page = context.new_page()
-        page.goto(server + PAGE)
-        assert page.locator(OPEN).count() == 0
-        alts = page.locator(".lit-code img").evaluate_all("i => i.map(e => e.alt)")
-        assert any("16 attention maps" in alt for alt in alts)
-    finally:
-        context.close()
+def test_exploring_while_the_box_writes_leaves_the_text_alone(tab, capsys):
+    cli_text = sampled_by_the_cli(
+        capsys, "--prompt", "ROMEO:", "--tokens", "400", "--top-k", "1"
+    )
+    page = opened(tab)
+    page.evaluate(ASK_WHILE_WRITING)
+    write(page, 400, top_k=1)
+    asked = page.evaluate("window.askedAt")
+    assert asked is not None and asked < len(cli_text)  # asked while writing
+    assert page.inner_text(".lit-model-output") == cli_text
+    assert tab.errors == [] and tab.foreign == []

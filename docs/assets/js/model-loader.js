@@ -111,19 +111,25 @@
     box.append(open, status);
     data.after(box);
     open.addEventListener("click", async () => {
+      const hadFocus = document.activeElement === open;
       open.disabled = true;
       status.textContent = words.loading;
       const started = performance.now();
       try {
         await Promise.all([build(), script(asset("js/model-ui.js"))]);
         const ms = Math.round(performance.now() - started);
-        window.literateModelUI(box, page, window.literateModel);
+        const explorer = window.literateModelUI(box, page, window.literateModel);
         status.textContent = words.loaded
           .replace("{mb}", (page.bytes / 1e6).toFixed(1)).replace("{ms}", ms);
+        // The button goes; the keyboard's focus, unless the reader moved it
+        // meanwhile, goes on to what it opened.
+        const still = [open, document.body, null].includes(document.activeElement);
         open.remove();
+        if (hadFocus && still) explorer.focus();
       } catch (error) {
         status.textContent = words.failed.replace("{error}", error.message);
         open.disabled = false;
+        if (hadFocus) open.focus();
       }
     });
   }

@@ -48,16 +48,19 @@
     text.value = page.passage;
     const layer = element("select");
     const head = element("select");
-    // Numbered from 1, as the figures and the table name them.
-    for (let l = 1; l <= L; l++) layer.append(element("option", { value: l, text: l }));
-    for (let h = 1; h <= H; h++) head.append(element("option", { value: h, text: h }));
-    const chosen = () => [Number(layer.value) - 1, Number(head.value) - 1];
+    // Layers, heads and positions numbered from 0, as the code, the figures
+    // and the table of heads name them.
+    for (let l = 0; l < L; l++) layer.append(element("option", { value: l, text: l }));
+    for (let h = 0; h < H; h++) head.append(element("option", { value: h, text: h }));
+    const chosen = () => [Number(layer.value), Number(head.value)];
     const all = element("input", { type: "checkbox" });
     const strip = element("div", {
       class: "lit-model-strip", role: "listbox", "aria-label": w.strip, id: id("strip"),
     });
     const readout = element("p", { class: "lit-model-readout", "aria-live": "polite" });
-    const grid = element("div", { class: "lit-model-grid", hidden: "" });
+    const grid = element("div", { class: "lit-model-grid" });
+    const gridNote = element("p", { class: "lit-model-note", text: w.grid_note });
+    const heads = element("div", { hidden: "" }, gridNote, grid);
     const problem = element("p", { class: "lit-model-problem", role: "alert" });
     const explorer = element(
       "fieldset", { class: "lit-model-explorer" },
@@ -65,13 +68,15 @@
       labelled(fill(w.text, { n: M }), text),
       element("div", { class: "lit-model-row" },
         labelled(w.layer, layer), labelled(w.head, head), labelled(w.all_heads, all)),
-      strip, readout, grid, problem,
+      strip, readout, heads, problem,
     );
+    explorer.tabIndex = -1; // where the keyboard's focus goes once it is built
 
     // What the explorer shows: `chars`, and rows(l, h, t), the weights of
     // query t over 0..t, or null where they are not known (while text is
-    // being written, only the newest character's are).
-    const view = { chars: [], rows: () => null, query: 0 };
+    // being written, only the newest character's are). A click pins the
+    // query: pointing then moves it no more, until Esc.
+    const view = { chars: [], rows: () => null, query: 0, pinned: false };
 
     function setText(chars, rows, query) {
       view.chars = chars;
@@ -80,7 +85,7 @@
       strip.replaceChildren(...chars.map((c, i) => element("span", {
         role: "option", "data-i": String(i), tabindex: "-1",
         class: c === "\n" ? "lit-model-newline" : "",
-        "aria-label": fill(w.option, { char: named(c), pos: i + 1 }),
+        "aria-label": fill(w.option, { char: named(c), pos: i }),
       }, shown(c))));
       draw();
     }
@@ -95,6 +100,7 @@
         option.style.setProperty("--w", Math.sqrt(weight).toFixed(3));
         const query = i === t;
         option.classList.toggle("lit-model-query", query);
+        option.classList.toggle("lit-model-pinned", query && view.pinned);
         option.setAttribute("aria-selected", String(query));
         option.tabIndex = query ? 0 : -1;
       }
@@ -102,44 +108,52 @@
         readout.textContent = w.unknown_row;
       } else {
         const top = [...row].map((p, j) => [p, j]).sort((a, b) => b[0] - a[0]).slice(0, 3)
-          .map(([p, j]) => fill(w.weight, { char: named(view.chars[j]), pos: j + 1,
+          .map(([p, j]) => fill(w.weight, { char: named(view.chars[j]), pos: j,
             p: p.toFixed(2) })).join(w.list_separator);
         readout.textContent = fill(w.query, {
-          char: named(view.chars[t]), pos: t + 1, layer: l + 1, head: h + 1, top,
-        });
+          char: named(view.chars[t]), pos: t, layer: l, head: h, top,
+        }) + " " + (view.pinned ? w.pinned : w.pin_hint);
       }
-      grid.hidden = !all.checked;
+      heads.hidden = !all.checked;
       if (all.checked) drawGrid();
     }
 
-    // All heads as small multiples: one bar a key, its height the weight.
+    // All heads as small multiples: one bar a key, from the first character
+    // to the query, its height the weight; a grey column under a newline.
     function drawGrid() {
-      const t = view.query, S = view.chars.length, svg = "http://www.w3.org/2000/svg";
+      const t = view.query, svg = "http://www.w3.org/2000/svg";
+      const rect = (x, y, height, className) => {
+        const bar = document.createElementNS(svg, "rect");
+        bar.setAttribute("x", x);
+        bar.setAttribute("y", y);
+        bar.setAttribute("width", 1);
+        bar.setAttribute("height", height);
+        if (className) bar.setAttribute("class", className);
+        return bar;
+      };
       const panels = [];
       for (let l = 0; l < L; l++) {
         for (let h = 0; h < H; h++) {
           const row = view.rows(l, h, t);
           const picture = document.createElementNS(svg, "svg");
-          picture.setAttribute("viewBox", `0 0 ${S} 1`);
+          picture.setAttribute("viewBox", `0 0 ${t + 1} 1`);
           picture.setAttribute("preserveAspectRatio", "none");
           picture.setAttribute("aria-hidden", "true");
+          for (let j = 0; j <= t; j++) {
+            if (view.chars[j] === "\n") picture.append(rect(j, 0, 1, "lit-model-nl"));
+          }
           for (let j = 0; row && j <= t; j++) {
-            const bar = document.createElementNS(svg, "rect");
             const height = Math.sqrt(row[j]);
-            bar.setAttribute("x", j);
-            bar.setAttribute("y", 1 - height);
-            bar.setAttribute("width", 1);
-            bar.setAttribute("height", height);
-            picture.append(bar);
+            picture.append(rect(j, 1 - height, height));
           }
           const pressed = l === chosen()[0] && h === chosen()[1];
-          const name = fill(w.panel, { layer: l + 1, head: h + 1 });
+          const name = fill(w.panel, { layer: l, head: h });
           const panel = element("button", {
             type: "button", class: "lit-model-panel", "aria-pressed": String(pressed),
           }, element("span", { text: name }), picture);
           panel.addEventListener("click", () => {
-            layer.value = l + 1;
-            head.value = h + 1;
+            layer.value = l;
+            head.value = h;
             draw();
           });
           panels.push(panel);
@@ -155,7 +169,7 @@
       const bad = chars.findIndex((c) => !page.vocab.includes(c));
       if (chars.length === 0 || bad >= 0) {
         problem.textContent = chars.length === 0 ? w.empty
-          : fill(w.not_in_vocab, { char: named(chars[bad]), pos: bad + 1 });
+          : fill(w.not_in_vocab, { char: named(chars[bad]), pos: bad });
         return;
       }
       const asked = text.value;
@@ -171,26 +185,37 @@
     head.addEventListener("change", draw);
     all.addEventListener("change", draw);
 
-    // Pointing, tapping or focusing a character makes it the query; the
-    // arrow keys (and Home, End) move it.
-    const pick = (event) => {
+    // Pointing at a character previews it as the query while none is
+    // pinned; a click, a tap or the keyboard's focus pins it, the arrow keys
+    // (and Home, End) move the pinned query, and Esc releases it.
+    const pick = (pin) => (event) => {
       const option = event.target.closest("[role=option]");
-      if (!option || Number(option.dataset.i) === view.query) return;
-      view.query = Number(option.dataset.i);
+      if (!option || (view.pinned && !pin)) return;
+      const i = Number(option.dataset.i);
+      if (i === view.query && view.pinned === pin) return;
+      view.query = i;
+      view.pinned = view.pinned || pin;
       draw();
     };
-    strip.addEventListener("pointerover", pick);
-    strip.addEventListener("click", pick);
-    strip.addEventListener("focusin", pick);
+    strip.addEventListener("pointerover", pick(false));
+    strip.addEventListener("click", pick(true));
+    strip.addEventListener("focusin", pick(true));
     strip.addEventListener("keydown", (event) => {
       const moves = { ArrowLeft: -1, ArrowUp: -1, ArrowRight: 1, ArrowDown: 1 };
       let to = view.query;
+      if (event.key === "Escape" && view.pinned) {
+        event.preventDefault();
+        view.pinned = false;
+        draw();
+        return;
+      }
       if (event.key in moves) to += moves[event.key];
       else if (event.key === "Home") to = 0;
       else if (event.key === "End") to = view.chars.length - 1;
       else return;
       event.preventDefault();
       view.query = Math.max(0, Math.min(view.chars.length - 1, to));
+      view.pinned = true;
       draw();
       strip.querySelector(`[data-i="${view.query}"]`).focus();
     });
@@ -200,7 +225,7 @@
     const count = numberInput(page.tokens, { min: "1", max: "100000", step: "1" });
     const temperature = numberInput(page.temperature, { min: "0.01", step: "0.1" });
     const topK = numberInput(page.top_k, { min: "0", max: String(page.vocab.length), step: "1" });
-    const seed = numberInput(page.seed, { min: "0", max: String(2 ** 32 - 1), step: "1" });
+    const seed = numberInput(page.seed, { min: "0", max: String(page.seed_max), step: "1" });
     const go = element("button", { type: "button", class: "md-button md-button--primary",
       text: w.generate });
     const stop = element("button", { type: "button", class: "md-button", text: w.stop });
@@ -238,14 +263,14 @@
         const chars = [...prompt.value];
         const bad = chars.findIndex((c) => !page.vocab.includes(c));
         if (chars.length === 0) throw new Error(w.empty);
-        if (bad >= 0) throw new Error(fill(w.not_in_vocab, { char: named(chars[bad]), pos: bad + 1 }));
+        if (bad >= 0) throw new Error(fill(w.not_in_vocab, { char: named(chars[bad]), pos: bad }));
         n = read(count, w.tokens, (v) => Number.isInteger(v) && v >= 1 && v <= 100000,
           "1 – 100000");
         options = {
           temperature: read(temperature, w.temperature, (v) => Number.isFinite(v) && v > 0, "> 0"),
           topK: read(topK, w.top_k, (v) => Number.isInteger(v) && v >= 0, "≥ 0"),
-          seed: read(seed, w.seed, (v) => Number.isInteger(v) && v >= 0 && v < 2 ** 32,
-            `0 – ${2 ** 32 - 1}`),
+          seed: read(seed, w.seed, (v) => Number.isInteger(v) && v >= 0 && v <= page.seed_max,
+            `0 – ${page.seed_max}`),
           withAttention: true,
         };
       } catch (error) {
@@ -302,5 +327,6 @@
 
     box.append(explorer, generation);
     explore();
+    return explorer;
   };
 })();

@@ -122,15 +122,21 @@
     }
     const gelu = (x) => 0.5 * x * (1 + erf(x * Math.SQRT1_2));
 
-    // One KVCache per block: keys and values [H, M, Dk] (batch 1), the first
-    // `length` positions filled, shared by every block.
-    const caches = blocks.map(() => ({
-      keys: new Float32Array(H * M * Dk),
-      values: new Float32Array(H * M * Dk),
-    }));
-    let length = 0;
+    // model.new_caches(1): one KVCache per block, keys and values [H, M, Dk]
+    // (batch 1), the first `length` positions filled, shared by every block.
+    // Each run (a generation, an explorer's text) makes its own, so that one
+    // never reads or empties another's.
+    const newCaches = () => ({
+      blocks: blocks.map(() => ({
+        keys: new Float32Array(H * M * Dk),
+        values: new Float32Array(H * M * Dk),
+      })),
+      length: 0,
+      reset() { this.length = 0; }, // KVCache.reset, for every block
+    });
 
     // The rows of the new positions: [S, D] (at most M of them), [S, F].
+    // Scratch shared by every run: a forward pass runs start to end at once.
     const x = new Float32Array(M * D), h = new Float32Array(M * D);
     const q = new Float32Array(M * D), k = new Float32Array(M * D);
     const v = new Float32Array(M * D), y = new Float32Array(M * D);
@@ -139,11 +145,12 @@
     const scale = 1 / Math.sqrt(Dk);
 
     // CharTransformer.forward(ids, caches) for S new ids, at positions
-    // length .. length + S - 1: the logits [N] of the last one (all that
-    // sampling reads). With `rows`, rows[l][h] gets, for each new position t,
-    // block l's head h attention weights over positions 0..t (Float32Arrays).
-    function forward(ids, rows) {
-      const S = ids.length, start = length;
+    // caches.length .. caches.length + S - 1: the logits [N] of the last one
+    // (all that sampling reads). With `rows`, rows[l][h] gets, for each new
+    // position t, block l's head h attention weights over positions 0..t
+    // (Float32Arrays).
+    function forward(ids, caches, rows) {
+      const S = ids.length, start = caches.length;
       if (S === 0 || start + S > M) {
         throw new Error(`forward: positions ${start} to ${start + S - 1} do not ` +
           `fit a context of ${M}; reset the caches first`);
@@ -156,7 +163,7 @@
         }
       }
       for (let l = 0; l < L; l++) {
-        const block = blocks[l], { keys, values } = caches[l];
+        const block = blocks[l], { keys, values } = caches.blocks[l];
         // x <- x + Attention(LN1(x)): the new positions' queries, keys and
         // values; the keys and values join the cache (KVCache.append).
         layerNorm(h, x, S, block.ln1);
@@ -218,11 +225,9 @@
         for (let i = 0; i < D; i++) s += token[row + i] * h[i];
         logits[c] = s;
       }
-      length = start + S;
+      caches.length = start + S;
       return logits;
     }
-
-    const reset = () => { length = 0; }; // KVCache.reset, for every block
 
     function encode(text, what) {
       const ids = [];
@@ -239,7 +244,7 @@
       return ids;
     }
 
-    return { header, vocab, L, H, M, N, forward, reset, encode };
+    return { header, vocab, L, H, M, N, forward, newCaches, encode };
   }
 
   // `distribution` of generate.py: logits / T, top-k (keeping ties with the
@@ -299,10 +304,10 @@
     const random = seeded(seed);
     const seq = ids.slice(-M);
     let window = seq.length, fresh = seq.slice();
-    model.reset();
+    const caches = model.newCaches(); // this run's own
     for (let n = 0; n < count; n++) {
       const rows = withAttention ? heads(model) : null;
-      const logits = model.forward(fresh, rows);
+      const logits = model.forward(fresh, caches, rows);
       const id = draw(logits, temperature, topK, random);
       const newest = rows && rows.map((row) => row.map((r) => r[r.length - 1]));
       yield { id, rows: newest, window: seq.slice(-window) };
@@ -310,7 +315,7 @@
       if (window === M) {
         window = keep;
         fresh = seq.slice(-keep);
-        model.reset();
+        caches.reset();
       } else {
         window += 1;
         fresh = [id];
@@ -329,8 +334,7 @@
     const maps = [...Array(model.L)].map(() =>
       [...Array(model.H)].map(() => [...Array(S)].map(() => new Array(S).fill(0))));
     const rows = heads(model);
-    model.reset();
-    model.forward(ids, rows);
+    model.forward(ids, model.newCaches(), rows); // caches of its own
     for (let l = 0; l < model.L; l++) {
       for (let h = 0; h < model.H; h++) {
         for (let t = 0; t < S; t++) {
@@ -338,7 +342,6 @@
         }
       }
     }
-    model.reset();
     return maps;
   }
 
