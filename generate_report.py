@@ -182,8 +182,8 @@ def print_box_defaults(defaults, prompt: str, page_seed: int, cli_seed: int) -> 
                                          k=defaults.top_k, s=defaults.seed)
     )  # fmt: skip
     print(
-        tr("in the box: prompt {box} (the command's: {cli}), seeds 0 to {page} "
-           "(the command's: 0 to {cli_max})").format(
+        tr("the generation box: the same, but prompt {box} (the command's: {cli}) "
+           "and seeds 0 to {page} (the command's: 0 to {cli_max})").format(
             box=repr(prompt), cli=repr(defaults.prompt), page=f"{page_seed:,}",
             cli_max=f"{cli_seed:,}")
     )  # fmt: skip
@@ -220,6 +220,7 @@ def model_words() -> dict[str, str]:
             "a newline."
         ),
         "empty": tr("The text is empty."),
+        "empty_prompt": tr("The prompt is empty."),
         "not_in_vocab": tr("The model has no character {char} (position {pos})."),
         "generation": tr("Generation"),
         "prompt": tr("Prompt"),

@@ -91,6 +91,11 @@
     }
 
     function draw() {
+      if (view.chars.length === 0) { // a text the model cannot read: nothing
+        readout.textContent = "";
+        grid.replaceChildren();
+        return;
+      }
       const t = view.query, [l, h] = chosen();
       const row = view.rows(l, h, t);
       for (const option of strip.querySelectorAll("[role=option]")) {
@@ -147,7 +152,9 @@
             picture.append(rect(j, 1 - height, height));
           }
           const pressed = l === chosen()[0] && h === chosen()[1];
-          const name = fill(w.panel, { layer: l, head: h });
+          // A number stays with its word ("head 3"), in every language.
+          const name = fill(w.panel, { layer: l, head: h })
+            .replace(/ (\d)/g, "\u00a0$1");
           const panel = element("button", {
             type: "button", class: "lit-model-panel", "aria-pressed": String(pressed),
           }, element("span", { text: name }), picture);
@@ -170,6 +177,7 @@
       if (chars.length === 0 || bad >= 0) {
         problem.textContent = chars.length === 0 ? w.empty
           : fill(w.not_in_vocab, { char: named(chars[bad]), pos: bad });
+        setText([], () => null, 0); // no strip or read-out of the text before
         return;
       }
       const asked = text.value;
@@ -262,7 +270,7 @@
       try {
         const chars = [...prompt.value];
         const bad = chars.findIndex((c) => !page.vocab.includes(c));
-        if (chars.length === 0) throw new Error(w.empty);
+        if (chars.length === 0) throw new Error(w.empty_prompt);
         if (bad >= 0) throw new Error(fill(w.not_in_vocab, { char: named(chars[bad]), pos: bad }));
         n = read(count, w.tokens, (v) => Number.isInteger(v) && v >= 1 && v <= 100000,
           "1 – 100000");
