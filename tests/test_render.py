@@ -210,7 +210,9 @@ def test_a_reply_nobody_waited_for_is_not_taken_for_the_next():
 def test_missing_node_is_a_render_error(monkeypatch):
     monkeypatch.setattr(katex.shutil, "which", lambda name: None)
     with pytest.raises(RenderError) as caught:
-        render_source("x = 1\n# $q_{new}$\ny = 2\n", "m.py", formulas=katex.Katex(node=True))
+        render_source(
+            "x = 1\n# $q_{new}$\ny = 2\n", "m.py", formulas=katex.Katex(node=True)
+        )
     assert caught.value.line == 2
     assert "node not found" in str(caught.value)
 
