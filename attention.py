@@ -161,11 +161,16 @@ def print_toy_output() -> None:
 
 #| print_toy_output()
 
-# Try these steps in the page (it needs JavaScript): under this paragraph's
-# code, pick a word, change the two features of its query, and the scores,
-# the weights with their row sums, the heatmap and the output follow at
-# once; Reset brings back the queries above. The widget reruns
-# `toy_weights` in the browser on the numbers this function hands it.
+# Try these steps in the page: under this paragraph's code, pick a word and
+# change the two features of its query. The scores, the scaled scores the
+# softmax takes, the weights (coloured as in the heatmap, with their row
+# sums) and the output follow at once; the figure above keeps the page's
+# numbers, and Reset brings them back. The keys are shown beside the
+# queries, and the widget leaves them as they are. It reruns `toy_weights`
+# in the browser on the numbers this function hands it.
+# <span class="lit-nojs">This page is being read without JavaScript, so
+# the widget is not shown; the tables and the figure above are where it
+# starts.</span>
 
 
 def toy_widget() -> Data:
@@ -190,8 +195,9 @@ def try_blank_query() -> None:
 #| try_blank_query()
 
 # !!! tip "Try this"
-#     Make `small` look like a noun: give it the key `[2, 0]`, and read its
-#     column in the weights below. The function makes exactly that change;
+#     Make `small` look like a noun: give it the key `[2, 0]` (in the
+#     function below: the widget changes only queries), and read its column
+#     in the weights below. The function makes exactly that change;
 #     compare each row with the table above to see who now attends to
 #     `small`, and whose row does not move.
 
@@ -417,7 +423,9 @@ def scaling_experiment(
 # the 16 keys, fewer the wider the head, until at $d_k = 1024$ the *keys*
 # column is close to its floor of $2$; scaled, more keys share it, and their
 # number hardly moves with the width.
-#
+
+#| print(report.format_keys_table(scaling_experiment()))
+
 # The paper, in §3.2.1, suspects that large dot products push the softmax
 # "into regions where it has extremely small gradients". The column
 # $\lVert \partial L / \partial s \rVert$ bears that out: unscaled, the

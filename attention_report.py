@@ -85,14 +85,20 @@ def format_scaling_table(rows: list[ScalingRow]) -> str:
     return markdown_table(header, cells, align="r" * len(header))
 
 
-def format_gradient_table(rows: list[ScalingRow]) -> str:
-    """The backward half: keys receiving gradient, ‖∂L/∂s‖ and ‖∂L/∂q‖."""
+def format_keys_table(rows: list[ScalingRow]) -> str:
+    """The backward half, first: how many keys receive gradient."""
     header = ["d_k", tr("keys raw"), tr("keys scaled")]
-    header += [tr("‖∂L/∂s‖ raw"), tr("‖∂L/∂s‖ scaled")]
+    cells = [[f"{r.d_k}", f"{r.keys_raw:.1f}", f"{r.keys_scaled:.1f}"] for r in rows]
+    return markdown_table(header, cells, align="r" * len(header))
+
+
+def format_gradient_table(rows: list[ScalingRow]) -> str:
+    """The backward half, then: ‖∂L/∂s‖ and ‖∂L/∂q‖ (five columns, which a
+    phone's width holds)."""
+    header = ["d_k", tr("‖∂L/∂s‖ raw"), tr("‖∂L/∂s‖ scaled")]
     header += [tr("‖∂L/∂q‖ raw"), tr("‖∂L/∂q‖ scaled")]
     cells = [
-        [f"{r.d_k}", f"{r.keys_raw:.1f}", f"{r.keys_scaled:.1f}"]
-        + [f"{r.grad_s_raw:.3f}", f"{r.grad_s_scaled:.3f}"]
+        [f"{r.d_k}", f"{r.grad_s_raw:.3f}", f"{r.grad_s_scaled:.3f}"]
         + [f"{r.grad_q_raw:.2f}", f"{r.grad_q_scaled:.2f}"]
         for r in rows
     ]
@@ -215,7 +221,10 @@ def toy_data(
         "pick": tr("Query to change"),
         "feature": tr("{feature} of the query of {word}"),
         "reset": tr("Reset"),
+        "queries": tr("queries Q"),
+        "keys": tr("keys K (fixed)"),
         "scores": tr("scores Q Kᵀ"),
+        "scaled": tr("scaled Q Kᵀ / √{d_k}"),
         "weights": tr("weights A"),
         "output": tr("output A V"),
         "sum": tr("row sum"),
@@ -230,6 +239,7 @@ def toy_data(
             "values": values,
             "d_k": keys.shape[-1],
             "features": classes[:2],  # a query's features: [noun, action]
+            "controls": [tr("noun feature"), tr("action feature")],  # their inputs
             "classes": classes,  # the values' columns
             "range": [-4.0, 4.0, 0.1],  # what a feature's control allows
             "colours": [to_hex(c) for c in colours],  # weights 0, 1/16, ..., 1

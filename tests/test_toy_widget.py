@@ -2,16 +2,20 @@
 
 Driven like a reader would (buttons, sliders and the keyboard), it must give
 what the page's Python gives for the same queries: `toy_weights(queries=...)`
-to 1e-6, the scores `Q Kᵀ` and the output `A V`; Reset brings back the
-page's queries; its words are the page's table's in ja and zh; with the
-widget in use the page passes axe's WCAG 2 A and AA rules in both schemes,
-and nothing leaves the page, served or read from disk. Without JavaScript
-the page is as before, and pages without the toy's data get no widget.
+to 1e-6, the scores `Q Kᵀ` and `Q Kᵀ / √d_k`, the output `A V`, and the
+queries and keys it shows; Reset brings back the page's queries; its words
+are the page's table's in ja and zh; with the widget in use the page passes
+axe's WCAG 2 A and AA rules in both schemes, and nothing leaves the page,
+served or read from disk. Without JavaScript
+the page is as before but for a line of its prose saying so, and pages
+without the toy's data get no widget. At 400 px no table of the page
+scrolls sideways.
 """
 
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 import torch
@@ -35,8 +39,8 @@ FACTS = """() => {
   const toy = document.querySelector('.lit-toy');
   const t = window.literateToy;
   return {
-    queries: t.queries(), scores: t.scores(), weights: t.weights(),
-    output: t.output(),
+    queries: t.queries(), scores: t.scores(), scaled: t.scaled(),
+    weights: t.weights(), output: t.output(),
     cells: [...toy.querySelectorAll('table')].map(table =>
       [...table.tBodies[0].rows].map(r =>
         [...r.cells].slice(1).map(c => c.textContent))),
@@ -49,6 +53,9 @@ FACTS = """() => {
     title: toy.querySelector('.lit-toy-title').textContent,
     width: document.documentElement.scrollWidth,
     window: innerWidth,
+    // The page's own tables (outputs), each as wide as it is shown.
+    clipped: [...document.querySelectorAll('.lit-table')].filter(
+      t => t.scrollWidth > t.clientWidth + 1).map(t => t.textContent.slice(0, 40)),
   };
 }"""
 
@@ -94,16 +101,21 @@ def double(rows: list) -> torch.Tensor:
 
 
 def assert_matches_python(facts: dict) -> None:
-    """The widget's numbers and cells are the page's Python on its queries."""
+    """The widget's numbers and cells are the page's Python on its queries:
+    the queries and keys it shows, Q Kᵀ, Q Kᵀ / √d_k, the weights with their
+    row sums and A V."""
     queries = torch.tensor(facts["queries"], dtype=torch.float32)
     weights = toy_weights(queries=queries).double()
     torch.testing.assert_close(double(facts["weights"]), weights, atol=1e-6, rtol=0)
     scores = (queries @ TOY_KEYS.T).double()
     torch.testing.assert_close(double(facts["scores"]), scores, atol=1e-5, rtol=0)
+    scaled = scores / math.sqrt(TOY_KEYS.shape[-1])
+    torch.testing.assert_close(double(facts["scaled"]), scaled, atol=1e-5, rtol=0)
     output = weights @ TOY_VALUES.double()
     torch.testing.assert_close(double(facts["output"]), output, atol=1e-6, rtol=0)
     sums = weights.sum(-1, keepdim=True)
-    shown = [scores, torch.cat([weights, sums], -1), output]
+    inputs = [queries.double(), TOY_KEYS.double()]
+    shown = inputs + [scores, scaled, torch.cat([weights, sums], -1), output]
     for cells, numbers in zip(facts["cells"], shown, strict=True):
         expected = [[f"{x:.2f}".replace("-0.00", "0.00") for x in r] for r in numbers]
         assert cells == expected
@@ -121,6 +133,7 @@ def test_changing_a_query_reruns_toy_weights_in_the_page(wide):
     page = open_toy(wide)
     before = page.evaluate(FACTS)
     assert before["queries"] == TOY_QUERIES.tolist()
+    assert not page.locator(".lit-nojs").is_visible()  # for readers without JS
     assert_matches_python(before)
     toy = page.locator(".lit-toy")
     toy.get_by_role("button", name="small", exact=True).click()
@@ -180,14 +193,17 @@ def test_the_widgets_words_are_the_pages_language(wide, lang):
     facts = open_toy(wide, lang).evaluate(FACTS)
     assert facts["title"] == word(lang, "Change what one word looks for")
     assert facts["reset"] == word(lang, "Reset")
-    captions = ["scores Q Kᵀ", "weights A", "output A V"]
-    assert facts["captions"] == [word(lang, c) for c in captions]
+    captions = ["queries Q", "keys K (fixed)", "scores Q Kᵀ"]
+    captions += ["scaled Q Kᵀ / √{d_k}", "weights A", "output A V"]
+    d_k = TOY_KEYS.shape[-1]
+    assert facts["captions"] == [word(lang, c).format(d_k=d_k) for c in captions]
     template = word(lang, "{feature} of the query of {word}")
-    names = [word(lang, "noun"), word(lang, "action")]
+    names = [word(lang, "noun feature"), word(lang, "action feature")]
     assert [s["label"] for s in facts["sliders"]] == [
         template.format(feature=f, word="cats") for f in names
     ]
-    assert all(v != k for k, v in table(lang).items() if k in ("Reset", "weights A"))
+    translated = ("Reset", "weights A", "queries Q", "scaled Q Kᵀ / √{d_k}")
+    assert all(v != k for k, v in table(lang).items() if k in translated)
 
 
 @in_browser
@@ -215,6 +231,7 @@ def test_the_widget_fits_the_window(browser, server, lang, width):  # noqa: F811
         page.evaluate("literateToy.set(0, [1.5, 0.5])")
         facts = page.evaluate(FACTS)
         assert facts["width"] <= facts["window"]
+        assert facts["clipped"] == []  # no table of the page scrolls sideways
         inside = page.evaluate(INSIDE)
         assert inside
         SHOTS.mkdir(parents=True, exist_ok=True)
@@ -259,6 +276,9 @@ def test_without_javascript_the_page_is_as_before_and_other_pages_have_none(
         page.goto(server + "attention.html", wait_until="domcontentloaded")
         assert page.locator(".lit-toy").count() == 0
         assert page.locator("script.lit-data[data-name=toy]").count() == 1
+        note = page.locator(".lit-nojs")  # the prose says there is no widget
+        assert note.count() == 1 and note.is_visible()
+        assert "without JavaScript" in note.text_content()
         assert page.locator(".lit-output img").count() >= 2  # the figures
     finally:
         context.close()

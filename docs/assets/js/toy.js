@@ -1,6 +1,8 @@
 /* The four-token widget of the attention page (attention.py, "Attention on
-   four tokens"): the reader changes one query's two features and the scores,
-   the weights with their row sums, the heatmap and the output A V follow.
+   four tokens"): the reader changes one query's two features and the
+   scores, the scaled scores, the weights with their row sums (coloured as
+   in the page's heatmap) and the output A V follow. The queries are shown
+   as they are now, the keys (which the widget does not change) beside them.
 
    The numbers, colours and words come from the page itself: the example
    `toy_widget()` hands them over as
@@ -15,6 +17,7 @@
      literateToy.reset()                  the page's queries again
      literateToy.queries()                [S][2], as now
      literateToy.scores()                 Q K^T, [S][S]
+     literateToy.scaled()                 Q K^T / sqrt(d_k), [S][S]
      literateToy.weights()                softmax(Q K^T / sqrt(d_k)), [S][S]
      literateToy.output()                 weights @ V, [S][3]
 */
@@ -51,12 +54,17 @@
 
   function scores() { return matmul(queries, transpose(data.keys)); }
 
-  function weights() {
+  function scaled() {  // Q K^T / sqrt(d_k): what the softmax takes
     var scale = Math.sqrt(data.d_k);
     return scores().map(function (row) {
-      var scaled = row.map(function (s) { return s / scale; });
-      var top = Math.max.apply(null, scaled);  // e^(s - max): no overflow
-      var e = scaled.map(function (s) { return Math.exp(s - top); });
+      return row.map(function (s) { return s / scale; });
+    });
+  }
+
+  function weights() {
+    return scaled().map(function (row) {
+      var top = Math.max.apply(null, row);  // e^(s - max): no overflow
+      var e = row.map(function (s) { return Math.exp(s - top); });
       var sum = e.reduce(function (a, b) { return a + b; }, 0);
       return e.map(function (x) { return x / sum; });
     });
@@ -129,7 +137,7 @@
     { "class": "lit-toy-pick", role: "group", "aria-label": labels.pick },
     [el("span", { "aria-hidden": "true" }, [labels.pick])].concat(picks)));
 
-  var controls = data.features.map(function (feature, f) {
+  var controls = data.controls.map(function (feature, f) {
     var limits = { min: low, max: high, step: step };
     var slider = el("input",
       Object.assign({ type: "range", id: "lit-toy-f" + f }, limits));
@@ -150,7 +158,11 @@
   reset.addEventListener("click", function () { api.reset(); });
   root.appendChild(reset);
 
+  // What goes in (the queries as now, the keys as the page has them), then
+  // each step of toy_weights and the output.
+  var inputs = el("div", { "class": "lit-toy-tables" });
   var tables = el("div", { "class": "lit-toy-tables" });
+  root.appendChild(inputs);
   root.appendChild(tables);
   var bar = "linear-gradient(to right, " + data.colours.join(", ") + ")";
   root.appendChild(el("p", { "class": "lit-toy-legend" }, [
@@ -161,12 +173,13 @@
     el("span", {}, [labels.weight]),
   ]));
 
-  function table(caption, columns, rows, cell) {
+  // A table with a row per word; `mark` underlines the chosen query's row.
+  function table(caption, columns, rows, cell, mark) {
     var head = el("tr", {}, [el("td")].concat(columns.map(function (c) {
       return el("th", { scope: "col" }, [c]);
     })));
     var body = rows.map(function (row, i) {
-      var tr = el("tr", i === chosen ? { "class": "lit-toy-chosen" } : {},
+      var tr = el("tr", mark && i === chosen ? { "class": "lit-toy-chosen" } : {},
         [el("th", { scope: "row" }, [words[i]])]);
       row.forEach(function (x, j) { tr.appendChild(cell(x, i, j)); });
       return tr;
@@ -192,10 +205,15 @@
     var withSums = w.map(function (row) {
       return row.concat([row.reduce(function (a, b) { return a + b; }, 0)]);
     });
+    inputs.replaceChildren(
+      table(labels.queries, data.features, queries, plain, true),
+      table(labels.keys, data.features, data.keys, plain, false)
+    );
     tables.replaceChildren(
-      table(labels.scores, words, scores(), plain),
-      table(labels.weights, words.concat([labels.sum]), withSums, heat),
-      table(labels.output, data.classes, output(), plain)
+      table(labels.scores, words, scores(), plain, true),
+      table(say(labels.scaled, { d_k: data.d_k }), words, scaled(), plain, true),
+      table(labels.weights, words.concat([labels.sum]), withSums, heat, true),
+      table(labels.output, data.classes, output(), plain, true)
     );
     picks.forEach(function (b, i) {
       b.setAttribute("aria-pressed", String(i === chosen));
@@ -239,6 +257,7 @@
     reset: function () { queries = copy(data.queries); draw(); },
     queries: function () { return copy(queries); },
     scores: scores,
+    scaled: scaled,
     weights: weights,
     output: output,
   };
