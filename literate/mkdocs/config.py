@@ -63,3 +63,11 @@ class LiterateConfig(Config):
     markdown_extensions = opt.ListOfItems(
         opt.Type(str), default=list(MARKDOWN_EXTENSIONS)
     )
+
+    # With mkdocs-static-i18n and mkdocs-material: one search index per
+    # language, each split into words the way its language needs (Japanese
+    # and Chinese too), which each language's pages search; and the language
+    # selector's links on home pages repaired. Set i18n's
+    # `reconfigure_search: false` beside it. Default false: the themes' and
+    # i18n's own search.
+    per_language_search = opt.Type(bool, default=False)

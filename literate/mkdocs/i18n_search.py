@@ -1,16 +1,17 @@
-"""This site's fixes for mkdocs-static-i18n with mkdocs-material's search.
+"""One search index per language, for mkdocs-static-i18n with mkdocs-material.
 
-A mkdocs hook file (`hooks:` in mkdocs.yml), not part of the renderer: it
-gives each language its own search index, split into words the way that
-language needs, points each translated page's search at its language's
-index, repairs the language selector's links on home pages, and copies the
-sitemap into each language folder.
+The literate plugin's `per_language_search` option (literate/mkdocs/
+plugin.py calls `PerLanguageSearch`): it gives each language its own search
+index, split into words the way that language needs, points each translated
+page's search at its language's index, repairs the language selector's links
+on home pages, and copies the sitemap into each language folder.
 
-    on_env           keep the theme's templates (they hold the search words)
-    on_page_context  point the language selector at the page's alternates
-    on_post_page     a translated page searches its own language's index
-    on_post_build    keep this language's entries; after the last language,
-                     write one index (and one sitemap) per language folder
+    env           keep the theme's templates (they hold the search words)
+    page_context  point the language selector at the page's alternates
+    post_page     a translated page searches its own language's index
+    keep_index    as each language's build ends: keep its entries
+    write_files   after the last language: one index (and one sitemap) per
+                  language folder
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ import jinja2
 from jinja2.utils import htmlsafe_json_dumps
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
-from mkdocs.plugins import CombinedEvent, event_priority
 from mkdocs.structure.pages import Page
 
 from literate.mkdocs.site import Language, current_language, site_languages
@@ -87,8 +87,9 @@ def point_search_at(html: str, prefix: str, where: str) -> str:
     found = CONFIG_SCRIPT.search(html)
     if found is None:
         raise PluginError(
-            f'i18n_search: {where}: no <script id="__config"> in the page; the '
-            "theme is expected to be mkdocs-material 9"
+            f"literate: per_language_search: {where}: no "
+            '<script id="__config"> in the page; the theme is expected to be '
+            "mkdocs-material 9"
         )
     app = json.loads(found.group(2))
     app["base"] = f"{app['base'].rstrip('/')}/{prefix}"
@@ -110,69 +111,60 @@ def selector_links(config: MkDocsConfig) -> list[dict]:
     return links or []
 
 
-class _State:
-    """What the hooks keep between events and between the languages' builds."""
+class PerLanguageSearch:
+    """What the plugin does for per-language search, and what it keeps
+    between events and between the languages' builds."""
 
-    env: jinja2.Environment | None = None
-    # Per language: its search settings and entries, kept as each build
-    # ends, written when the last one has.
-    indexes: dict[Language, tuple[dict, list[dict]]] = {}
+    def __init__(self) -> None:
+        self.env: jinja2.Environment | None = None
+        # Per language: its search settings and entries, kept as each build
+        # ends, written when the last one has.
+        self.indexes: dict[Language, tuple[dict, list[dict]]] = {}
 
+    def env_ready(self, env: jinja2.Environment) -> None:
+        self.env = env  # the theme's templates, compiled once per build
 
-def on_env(env: jinja2.Environment, *, config: MkDocsConfig, files) -> None:
-    _State.env = env  # the theme's templates, compiled once per build
+    def page_context(self, page: Page, config: MkDocsConfig) -> None:
+        # mkdocs-static-i18n points the language selector at the same page
+        # in each language, except on home pages, where it writes root paths
+        # ("/ja/") that break when the site is not at a host's root.
+        alternates = getattr(page.file, "alternates", {})
+        for alternate in selector_links(config):
+            other = alternates.get(alternate["lang"])
+            if other is not None:
+                alternate["link"] = other.url or "./"
 
+    def post_page(self, output: str, page: Page, config: MkDocsConfig) -> str:
+        lang = current_language(config)
+        if lang.default:
+            return output
+        return point_search_at(output, lang.prefix, page.file.dest_uri)
 
-def on_page_context(context: dict, *, page: Page, config: MkDocsConfig, nav) -> dict:
-    # mkdocs-static-i18n points the language selector at the same page in
-    # each language, except on home pages, where it writes root paths
-    # ("/ja/") that break when the site is not at a host's root.
-    alternates = getattr(page.file, "alternates", {})
-    for alternate in selector_links(config):
-        other = alternates.get(alternate["lang"])
-        if other is not None:
-            alternate["link"] = other.url or "./"
-    return context
+    def keep_index(self, config: MkDocsConfig) -> None:
+        # Before the search plugin writes, and before i18n merges the
+        # languages into one index: these are this language's entries.
+        search = config.plugins.get("material/search")
+        lang = current_language(config)
+        if lang.default:  # i18n builds the default language first
+            self.indexes = {}
+        if search is not None and self.env is not None:
+            settings = search_settings(self.env, lang.code)
+            settings["fields"] = search.config.fields
+            self.indexes[lang] = (settings, list(search.search_index.entries))
 
-
-def on_post_page(output: str, *, page: Page, config: MkDocsConfig) -> str:
-    lang = current_language(config)
-    if lang.default:
-        return output
-    return point_search_at(output, lang.prefix, page.file.dest_uri)
-
-
-@event_priority(100)
-def _keep_index(*, config: MkDocsConfig) -> None:
-    # Before the search plugin writes, and before i18n merges the
-    # languages into one index: these are this language's entries.
-    search = config.plugins.get("material/search")
-    lang = current_language(config)
-    if lang.default:  # i18n builds the default language first
-        _State.indexes = {}
-    if search is not None and _State.env is not None:
-        settings = search_settings(_State.env, lang.code)
-        settings["fields"] = search.config.fields
-        _State.indexes[lang] = (settings, list(search.search_index.entries))
-
-
-@event_priority(-200)
-def _write_language_files(*, config: MkDocsConfig) -> None:
-    site = Path(config.site_dir)
-    # mkdocs-material fetches sitemap.xml from beside each page that the
-    # language selector links to (the folder of ja/mha.html, say), and
-    # i18n writes one only at the root: give each language its copy.
-    sitemap = site / "sitemap.xml"
-    for lang in site_languages(config):
-        if not lang.default and sitemap.exists():
-            (site / lang.prefix).mkdir(parents=True, exist_ok=True)
-            (site / lang.prefix / "sitemap.xml").write_bytes(sitemap.read_bytes())
-    # After i18n has written its merged index: replace it with one index
-    # per language, each with that language's word splitting.
-    for lang, (settings, entries) in _State.indexes.items():
-        path = site / lang.prefix / "search" / "search_index.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(language_index(entries, lang, settings), encoding="utf-8")
-
-
-on_post_build = CombinedEvent(_keep_index, _write_language_files)
+    def write_files(self, config: MkDocsConfig) -> None:
+        site = Path(config.site_dir)
+        # mkdocs-material fetches sitemap.xml from beside each page that the
+        # language selector links to (the folder of ja/mha.html, say), and
+        # i18n writes one only at the root: give each language its copy.
+        sitemap = site / "sitemap.xml"
+        for lang in site_languages(config):
+            if not lang.default and sitemap.exists():
+                (site / lang.prefix).mkdir(parents=True, exist_ok=True)
+                (site / lang.prefix / "sitemap.xml").write_bytes(sitemap.read_bytes())
+        # After i18n has written its merged index: replace it with one index
+        # per language, each with that language's word splitting.
+        for lang, (settings, entries) in self.indexes.items():
+            path = site / lang.prefix / "search" / "search_index.json"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(language_index(entries, lang, settings), encoding="utf-8")

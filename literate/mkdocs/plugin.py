@@ -11,6 +11,11 @@ site` names their files and checks their links; this class hands them over:
     on_page_content   its body, links to other generated pages resolved
     on_page_context   search indexes a light view of it (no math markup)
     on_post_page      KaTeX's stylesheet in its head
+    on_post_build     with `per_language_search`, one index per language
+
+With `per_language_search`, `literate.mkdocs.i18n_search` also keeps the
+theme's templates (on_env), fixes the language selector's links (on_page_
+context) and points each translated page's search at its index (on_post_page).
 
 Under `mkdocs serve` a page that fails (a table saved as invalid JSON, a
 renderer module with a syntax error) does not fail the rebuild: mkdocs'
@@ -22,12 +27,16 @@ still fails.
 mkdocs-static-i18n builds the site once per language (English at /, the
 others under /<lang>/) and sorts pages by their suffix (`mha.ja.md`): the
 plugin adds its pages under those names before i18n runs and fills them in
-after. It works with mkdocs' own theme and with mkdocs-material.
+after. It works with mkdocs' own theme and with mkdocs-material: under a
+theme other than material the pages get Pygments' colours (PYGMENTS_CSS), and
+under one that runs highlight.js (mkdocs, readthedocs) their code is marked
+for highlight.js to leave alone (it would rewrite the lines and their links).
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from html import escape
 from pathlib import Path
 
@@ -37,10 +46,12 @@ from mkdocs.plugins import BasePlugin, CombinedEvent, event_priority
 from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 from mkdocs.utils import get_relative_url
+from pygments.formatters import HtmlFormatter
 
 from literate.labels import label
 from literate.mkdocs import site
 from literate.mkdocs.config import LiterateConfig
+from literate.mkdocs.i18n_search import PerLanguageSearch
 from literate.mkdocs.reload import code_stamp, load_failure, load_pipeline
 from literate.mkdocs.search_view import search_view
 from literate.mkdocs.site import Language, Target, current_language, site_languages
@@ -54,6 +65,22 @@ log = logging.getLogger("mkdocs.plugins.literate")
 # The highlighting script, shipped in the package beside literate.css.
 JS = "assets/literate.js"
 JS_FILE = Path(__file__).resolve().parent.parent / "assets" / "literate.js"
+# The code's colours where the theme has none for Pygments' classes (every
+# theme but material), scoped to the literate pages.
+PYGMENTS_CSS = "assets/literate-pygments.css"
+# A code block of ours: highlight.js skips one whose class is `nohighlight`.
+OUR_CODE = re.compile(r"<pre><code>")
+
+
+def pygments_css() -> str:
+    """Pygments' default colours, for the literate pages' code only."""
+    rules = HtmlFormatter(style="default").get_token_style_defs(".lit-page .highlight")
+    return "\n".join(rules) + "\n"
+
+
+def kept_from_highlightjs(body: str) -> str:
+    """`body` with its code blocks marked for highlight.js to skip."""
+    return OUR_CODE.sub('<pre><code class="nohighlight">', body)
 
 
 def breadcrumbs(target: Target, targets: dict[str, Target], lit, home: bool) -> str:
@@ -110,6 +137,7 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
         self.notices: dict[str, str] = {}  # this build's errors, by docs name
         self.notebooks: dict[str, str | None] = {}  # this build's, by docs name
         self.last: dict[str, tuple] = {}  # last good (page, notebook, body)
+        self.search: PerLanguageSearch | None = None  # per_language_search
 
     def on_startup(self, *, command: str, dirty: bool) -> None:
         # Defining on_startup keeps this object alive across `serve` rebuilds,
@@ -122,6 +150,8 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
             config.extra_css.insert(0, site.CSS)
         if JS not in config.extra_javascript:  # click a name: its uses light up
             config.extra_javascript.append(JS)
+        if config.theme.name != "material" and PYGMENTS_CSS not in config.extra_css:
+            config.extra_css.insert(config.extra_css.index(site.CSS) + 1, PYGMENTS_CSS)
         options = dict(
             run_examples=self.config.run_examples,
             katex=self.config.katex,
@@ -130,6 +160,7 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
             extensions=tuple(self.config.markdown_extensions),
         )
         self.strict = bool(config.strict)
+        self.search = self._per_language_search(config)
         stamp = code_stamp()
         if stamp != self.stamp or (self.root, options) != self.options:
             # New code or options: a new pipeline; else its KaTeX cache stays.
@@ -146,6 +177,17 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
                 f"literate: plugins.literate.sources: {where}{err}"
             ) from None
         return config
+
+    def _per_language_search(self, config: MkDocsConfig):
+        """The option's state, kept across `serve` rebuilds; None when off."""
+        if not self.config.per_language_search:
+            return None
+        if config.theme.name != "material":
+            raise PluginError(
+                "literate: plugins.literate.per_language_search: needs the "
+                f"theme material (mkdocs-material 9), not {config.theme.name!r}"
+            )
+        return self.search or PerLanguageSearch()
 
     def _finds(self, pattern: str) -> bool:
         """Whether `pattern` alone names sources that may be read."""
@@ -204,6 +246,10 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
             for file in site.static_files(config, self.root, self.config, sources):
                 files.append(file)
             files.append(File.generated(config, JS, abs_src_path=str(JS_FILE)))
+            if PYGMENTS_CSS in config.extra_css:
+                files.append(
+                    File.generated(config, PYGMENTS_CSS, content=pygments_css())
+                )
         return files
 
     @event_priority(AFTER_I18N)
@@ -323,6 +369,8 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
         # Figures as files beside the pages, shared by pages and languages.
         body, figure_files = site.figure_files(body, page.url)
         site.write_files(config.site_dir, figure_files)
+        if config.theme.get("highlightjs"):
+            body = kept_from_highlightjs(body)
         notices = [n for n in (self.broken, self.notices.get(uri)) if n]
         if notices:
             body = site.rebuild_notice(notices, self.lang.code) + body
@@ -375,13 +423,43 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
             page.content = self.full_content
         return context
 
-    on_page_context = CombinedEvent(_hand_search_its_view, _restore_the_page)
+    def _fix_language_links(self, context: dict, *, page: Page, config, **kw):
+        # After i18n's on_page_context (priority 50) has set them.
+        if self.search is not None:
+            self.search.page_context(page, config)
+        return context
+
+    on_page_context = CombinedEvent(
+        _hand_search_its_view, _fix_language_links, _restore_the_page
+    )
+
+    def on_env(self, env, *, config: MkDocsConfig, files: Files):
+        if self.search is not None:
+            self.search.env_ready(env)
+        return env
 
     def on_post_page(self, output: str, *, page: Page, config: MkDocsConfig) -> str:
+        if self.search is not None:
+            output = self.search.post_page(output, page, config)
         if not page.meta.get("literate"):
             return output
         href = get_relative_url(site.KATEX_CSS, page.url)
         return site.link_stylesheet(output, href)
+
+    @event_priority(100)
+    def _keep_search_index(self, *, config: MkDocsConfig) -> None:
+        # Before the search plugin writes, and before i18n (priority -100)
+        # merges the languages into one index or builds the next language.
+        if self.search is not None:
+            self.search.keep_index(config)
+
+    @event_priority(-200)
+    def _write_search_indexes(self, *, config: MkDocsConfig) -> None:
+        # After i18n has written its merged index.
+        if self.search is not None:
+            self.search.write_files(config)
+
+    on_post_build = CombinedEvent(_keep_search_index, _write_search_indexes)
 
     def on_serve(self, server, *, config: MkDocsConfig, builder):
         # Rebuild when a source or a translation changes, as on a docs page.
