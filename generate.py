@@ -87,9 +87,8 @@ def next_char_table(path: Path = MODEL, prompt: str = PROMPT) -> None:
 # ones share all the probability, in the same proportions as before: the
 # last column. A rare slip is then never drawn.
 #
-# Both are settings of the generation box in
-# [The model in this page](#the-model-in-this-page), below: try them there
-# on a prompt of your own.
+# Try both in the generation box of
+# [the model in this page](#the-model-in-this-page), below.
 
 
 def distribution(logits, temperature: float, top_k: int | None):
@@ -535,29 +534,26 @@ def try_zeroing_heads(path: Path = MODEL, windows: int = 32) -> None:
 # browser, from the weights of `runs/cpu/model.pt`, so that you can ask it
 # your own questions. Nothing is fetched until you press it; the line under
 # the code says how much it loads.
-# <noscript>JavaScript is off in this browser, so the button is not there;
-# the figures above stay as they are.</noscript>
+# <span class="lit-nojs">JavaScript is off in this browser, so the button
+# is not there; the figures above stay as they are.</span>
 #
 # * **The attention explorer** starts with the passage above; type any text
-#   of at most `context` characters instead. Point at a character to see
-#   what it reads, and click or tap it (or move with the arrow keys) to keep
-#   it; Esc lets it go. The characters it reads are shaded by their weight
-#   in the chosen layer and head, on the figures' square-root scale. Layers,
-#   heads and positions are numbered from 0, as in the code, the figures and
-#   the table. *All heads* draws every head's weights for that character as
-#   small bar charts. Try a character in the middle of a line, such as the
-#   `y` of `young`, with the *line start* head and then the *1 back* head of
-#   the larger figure (its titles name them): the first puts more weight on
-#   the newline that began the line than on any other character, the second
-#   nearly all of its weight on the character before. Just after a newline
-#   the two look alike, since that newline is also one back.
-# * **The generation box** continues a prompt with the options of
-#   `python train.py sample` and its defaults, except the two that the last
-#   line under the code names: the prompt, and the seed's range, narrower
-#   here because the page draws with a generator of its own. *Stop* ends it.
-#   With its box ticked, the explorer follows the writing: it shows the
-#   window the model read, and the weights of the position that drew the
-#   newest character.
+#   of at most `context` characters instead. Point at a character to shade
+#   what it reads in the chosen layer and head (on the figures' square-root
+#   scale); click, tap or use the arrow keys to keep it, Esc to let it go.
+#   Layers, heads and positions count from 0, as in the code and the
+#   figures. *All heads* draws that character's weights in every head as
+#   small bar charts. Try the `y` of `young` with the *line start* head and
+#   then the *1 back* head of the larger figure: the first puts more weight
+#   on the newline that began the line than on any other character, the
+#   second nearly all of it on the character before. (Just after a newline
+#   the two look alike: that newline is also one back.)
+# * **The generation box** has the options of `python train.py sample` and
+#   its defaults, but for the prompt and the seed's range (the last line
+#   under the code): the page draws with a generator of its own, so only
+#   top-k 1 writes Python's text. With its box ticked, the explorer follows
+#   the writing: the window the model read, and the weights of the position
+#   that drew the newest character.
 #
 # `docs/assets/js/model.js` is the forward pass of
 # [`CharTransformer`](train.html#CharTransformer) with its caches, and the
@@ -566,8 +562,7 @@ def try_zeroing_heads(path: Path = MODEL, windows: int = 32) -> None:
 # key/value cache, the feed-forward network, the final LayerNorm and the
 # tied output layer. `tests/test_model_in_page.py` checks in Chromium that
 # its greedy text (top-k 1) is Python's and that its attention weights are
-# `attention_maps`'s. At other settings the page draws with its own random
-# numbers, not PyTorch's, so the same seed writes a different text.
+# `attention_maps`'s.
 
 
 def model_in_page(path: Path = MODEL) -> Data:

@@ -38,6 +38,7 @@ PAGE = "generate.html"
 WIDE = {"width": 1400, "height": 1000}
 TEXT_64 = PASSAGE[:64]
 OPEN = ".lit-model-open"
+NO_SCRIPT = "JavaScript is off in this browser"
 
 
 @pytest.fixture(scope="module")
@@ -369,3 +370,85 @@ def test_exploring_while_the_box_writes_leaves_the_text_alone(tab, capsys):
     assert asked is not None and asked < len(cli_text)  # asked while writing
     assert page.inner_text(".lit-model-output") == cli_text
     assert tab.errors == [] and tab.foreign == []
+
+
+@in_browser
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("lang", list(LANGS))
+def test_the_open_widgets_pass_axe(browser, server, lang, scheme):  # noqa: F811
+    tab = Tab(browser, server, WIDE, color_scheme=scheme)
+    try:
+        page = opened(tab, lang)
+        page.check(".lit-model-explorer input[type=checkbox]")  # all the heads
+        page.add_script_tag(path=str(AXE))
+        violations = page.evaluate(
+            AXE_RUN.replace("axe.run(document,", "axe.run('.lit-model',")
+        )
+        assert violations == [], f"{lang}, {scheme}:\n" + "\n".join(violations)
+    finally:
+        tab.close()
+
+
+@in_browser
+@pytest.mark.parametrize("lang", ["ja", "zh"])
+def test_the_widgets_words_are_the_pages_table(tab, lang):
+    path = ROOT / "translations" / lang / "generate.json"
+    table = json.loads(path.read_text(encoding="utf-8"))
+    page = opened(tab, lang)
+    legends = page.locator(".lit-model legend").all_inner_texts()
+    assert legends == [table["Attention explorer"], table["Generation"]]
+    buttons = page.locator(".lit-model-generate .md-button").all_inner_texts()
+    assert buttons == [table["Generate"], table["Stop"]]
+    assert table["Layer"] in page.inner_text(".lit-model-explorer")
+
+
+@in_browser
+def test_the_widgets_fit_a_narrow_window(browser, server):  # noqa: F811
+    tab = Tab(browser, server, {"width": 400, "height": 800})
+    try:
+        page = opened(tab)
+        page.check(".lit-model-explorer input[type=checkbox]")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 400
+        outside = page.evaluate(
+            """() => [...document.querySelectorAll('.lit-model *')].filter(e => {
+              const r = e.getBoundingClientRect();
+              return r.width && (r.left < 0 || r.right > 400);
+            }).map(e => e.className || e.tagName)"""
+        )
+        assert outside == []
+    finally:
+        tab.close()
+
+
+@in_browser
+def test_the_model_loads_from_disk_too(browser, site, python_model):  # noqa: F811
+    model, vocab = python_model
+    tab = Tab(browser, site.as_uri() + "/", WIDE)
+    try:
+        page = tab.open(PAGE)
+        got = np.array(page.evaluate("t => literateModel.attention(t)", "ROMEO:\nIs"))
+        expected = attention_maps(model, vocab.encode("ROMEO:\nIs")).numpy()
+        assert np.abs(got - expected).max() <= 1e-3
+        # From disk the theme's search index fails to load; the model did not.
+        assert [e for e in tab.errors if "search_index" not in e] == []
+        assert tab.foreign == []
+    finally:
+        tab.close()
+
+
+@in_browser
+def test_without_javascript_the_static_figures_stay(browser, server, tab):  # noqa: F811
+    context = browser.new_context(java_script_enabled=False)
+    try:
+        page = context.new_page()
+        page.goto(server + PAGE)
+        assert page.locator(OPEN).count() == 0
+        alts = page.locator(".lit-code img").evaluate_all("i => i.map(e => e.alt)")
+        assert any("16 attention maps" in alt for alt in alts)
+        # The prose says why there is no button, where the reader looks for it.
+        assert page.get_by_text(NO_SCRIPT).is_visible()
+    finally:
+        context.close()
+    page = tab.open(PAGE)  # with JavaScript: the button, and not that line
+    assert page.locator(OPEN).count() == 1
+    assert not page.get_by_text(NO_SCRIPT).is_visible()

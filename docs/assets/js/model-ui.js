@@ -58,6 +58,7 @@
       class: "lit-model-strip", role: "listbox", "aria-label": w.strip, id: id("strip"),
     });
     const readout = element("p", { class: "lit-model-readout", "aria-live": "polite" });
+    const kept = element("p", { class: "lit-model-note" }); // whether the query is kept
     const grid = element("div", { class: "lit-model-grid" });
     const gridNote = element("p", { class: "lit-model-note", text: w.grid_note });
     const heads = element("div", { hidden: "" }, gridNote, grid);
@@ -68,7 +69,7 @@
       labelled(fill(w.text, { n: M }), text),
       element("div", { class: "lit-model-row" },
         labelled(w.layer, layer), labelled(w.head, head), labelled(w.all_heads, all)),
-      strip, readout, heads, problem,
+      strip, readout, kept, heads, problem,
     );
     explorer.tabIndex = -1; // where the keyboard's focus goes once it is built
 
@@ -92,7 +93,7 @@
 
     function draw() {
       if (view.chars.length === 0) { // a text the model cannot read: nothing
-        readout.textContent = "";
+        readout.textContent = kept.textContent = "";
         grid.replaceChildren();
         return;
       }
@@ -117,8 +118,9 @@
             p: p.toFixed(2) })).join(w.list_separator);
         readout.textContent = fill(w.query, {
           char: named(view.chars[t]), pos: t, layer: l, head: h, top,
-        }) + " " + (view.pinned ? w.pinned : w.pin_hint);
+        });
       }
+      kept.textContent = view.pinned ? w.pinned : w.pin_hint;
       heads.hidden = !all.checked;
       if (all.checked) drawGrid();
     }
