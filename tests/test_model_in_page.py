@@ -293,6 +293,9 @@ def test_typed_text_is_explored_and_an_unknown_character_named(tab, python_model
     page.wait_for_function("document.querySelector('.lit-model-problem').textContent")
     assert "é" in page.inner_text(".lit-model-problem")
     assert "6" in page.inner_text(".lit-model-problem")  # its position, from 0
+    # Nothing left of the text before: no strip, no read-out.
+    assert page.locator(".lit-model-strip [role=option]").count() == 0
+    assert page.inner_text(".lit-model-readout") == ""
 
 
 BOX = ".lit-model-generate"
@@ -335,6 +338,10 @@ def test_the_generation_box_writes_greedy_text_and_stops(tab, capsys):
     numbers.nth(1).fill("0")
     page.click(f"{box} .md-button--primary")
     assert "0" in page.inner_text(".lit-model-progress")  # a named problem, no run
+    numbers.nth(1).fill("0.8")
+    page.fill(f"{box} input[type=text]", "")
+    page.click(f"{box} .md-button--primary")
+    assert page.inner_text(".lit-model-progress") == "The prompt is empty."
     assert tab.errors == [] and tab.foreign == []
 
 
