@@ -102,7 +102,8 @@ def _highlight(
 def _is_keyword_argument(tokens: list, index: int) -> bool:
     """A name right before a lone `=` inside brackets: `f(split=val)`,
     `def f(train=True)`, never the definition of that name."""
-    for ttype, value in tokens[index + 1 :]:
+    for k in range(index + 1, len(tokens)):  # no slice: a copy per token is O(n²)
+        ttype, value = tokens[k]
         if ttype in _PLAIN or not value.strip():
             if "\n" in value:
                 break  # `x\n= 1` is not Python anyway
