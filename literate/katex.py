@@ -101,7 +101,8 @@ class Katex:
         self.node_path = node_path
         if node is None:
             legacy = dist is None and (cwd or node_path) is not None
-            node = legacy or not _in_process_available(dist or DIST)
+            forced = os.environ.get("LITERATE_KATEX") == "node"  # e.g. the tests
+            node = legacy or forced or not _in_process_available(dist or DIST)
         self.node = node
         self.dist = dist or DIST
         self.cache: dict[tuple[str, bool], Rendered] = {}

@@ -11,6 +11,10 @@ from pathlib import Path
 # are shared (CI, a laptop running other things) that makes small torch ops
 # many times slower. Passive waiting must be chosen before torch is imported.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# KaTeX through node in this process: the in-process V8 stopped answering
+# after other tests in one long run (not yet understood); test_katex_engine
+# and the wheel test check the in-process engine on their own.
+os.environ.setdefault("LITERATE_KATEX", "node")
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:

@@ -104,7 +104,7 @@ def wheel(tmp_path_factory) -> Path:
         if (ROOT / name).is_file():
             (checkout / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / name, checkout / name)
-    env = dict(os.environ, PIP_NO_INDEX="1")
+    env = dict(os.environ, PIP_NO_INDEX="1", LITERATE_KATEX="")
     build = ["wheel", "--no-deps", "--no-build-isolation", "-w", str(tmp / "dist")]
     run(PIP + build + ["./literate"], checkout, env)
     [built] = (tmp / "dist").glob("*.whl")
@@ -116,6 +116,7 @@ def installed(wheel, tmp_path_factory) -> tuple[Path, dict[str, str]]:
     """The folder the wheel is installed into, and an environment using it."""
     target = tmp_path_factory.mktemp("installed")
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1", PIP_NO_INDEX="1")
+    env["LITERATE_KATEX"] = ""  # the in-process engine, as a user gets it
     run(PIP + ["install", "--no-deps", "--target", str(target), str(wheel)], ROOT, env)
     env["PYTHONPATH"] = str(target)
     return target, env
