@@ -246,10 +246,6 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
             for file in site.static_files(config, self.root, self.config, sources):
                 files.append(file)
             files.append(File.generated(config, JS, abs_src_path=str(JS_FILE)))
-            if PYGMENTS_CSS in config.extra_css:
-                files.append(
-                    File.generated(config, PYGMENTS_CSS, content=pygments_css())
-                )
         return files
 
     @event_priority(AFTER_I18N)
@@ -276,6 +272,12 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
                 files.append(File.generated(config, uri, content=notebook))
         if self.lang.default:
             site.check_links(self.targets, self.pages, files)
+            # Added after i18n: a file made from content has no source path,
+            # which i18n's sorting of files by language cannot take.
+            if PYGMENTS_CSS in config.extra_css:
+                files.append(
+                    File.generated(config, PYGMENTS_CSS, content=pygments_css())
+                )
         return files
 
     on_files = CombinedEvent(_add_files, _fill_files)
