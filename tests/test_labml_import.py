@@ -9,10 +9,14 @@ with translations of our own, some of them broken the ways labml's are.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import labml_nn
+import pytest
 
 from literate.__main__ import main
 from literate.translations.check import check_entry, load_glossary
@@ -317,3 +321,44 @@ def test_values_that_cannot_be_written_faithfully_are_refused():
             assert str(error) == reason
         else:
             raise AssertionError(f"{value!r} was converted")
+
+
+@pytest.mark.slow
+def test_the_imported_japanese_tables_build_a_japanese_site(tmp_path, capsys):
+    """The tables the importer writes are ones the plugin reads: en + ja built."""
+    root = make_project(tmp_path, JA)
+    code, out = run(
+        root, "import-labml", "ja", "--from", "../translate_cache", capsys=capsys
+    )
+    assert code == 0, out
+    sources = ", ".join(f"labml_nn/{s}" for s in SOURCES)
+    (root / "mkdocs.yml").write_text(
+        "site_name: t\nuse_directory_urls: false\n"
+        "theme: {name: material, font: false}\nplugins:\n  - i18n:\n"
+        "      docs_structure: suffix\n      languages:\n"
+        "        - {locale: en, name: English, default: true}\n"
+        "        - {locale: ja, name: 日本語}\n"
+        f"  - literate:\n      sources: [{sources}]\n      base: labml_nn\n"
+        "      status_page: ''\n",
+        encoding="utf-8",
+    )
+    (root / "docs").mkdir()
+    (root / "docs/index.md").write_text("# Home\n", encoding="utf-8")
+    (root / "docs/index.ja.md").write_text("# ホーム\n", encoding="utf-8")
+    # Not --strict: the two sources link to labml pages outside this site.
+    command = [sys.executable, "-m", "mkdocs", "build", "-d", "out"]
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+    done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    warnings = [line for line in done.stderr.splitlines() if "WARNING" in line]
+    assert warnings and all(
+        ": no such page or file in the site" in line for line in warnings
+    ), done.stderr
+    page = (root / "out/ja/transformers/mha.html").read_text(encoding="utf-8")
+    assert '<html lang="ja"' in page
+    # labml's translations, through the importer, on the page
+    for words in ("マルチヘッドアテンションの準備", "ヘッドの数", "ドロップアウト"):
+        assert words in page, words
+    english = (root / "out/transformers/mha.html").read_text(encoding="utf-8")
+    assert "Prepare for multi-head attention" in english
+    assert "マルチヘッドアテンションの準備" not in english
