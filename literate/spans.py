@@ -11,10 +11,12 @@ call `extract`, so math is detected in exactly one way everywhere.
 
 Math rules, so that an ordinary `$` in a comment is not math: `$…$` opens on a
 `$` followed by neither whitespace nor a plain price such as `$5` or `$3.50`,
-and closes on a `$` preceded by no whitespace and followed by no digit; `\\$`
-is a literal dollar; `$$…$$` is display math and may span lines. So is an
-environment KaTeX typesets as a display, written bare as labml's sources do
-(`\\begin{align} … \\end{align}`, also `equation`, `gather`, `aligned`, …).
+and closes on a `$` preceded by no whitespace and followed by no digit (or,
+as labml writes it, on the next `$` of its line after a space when a TeX
+command lies between: `$f(x) \\otimes g $`); `\\$` is a literal dollar;
+`$$…$$` is display math and may span lines. So is an environment KaTeX
+typesets as a display, written bare as labml's sources do (`\\begin{align} …
+\\end{align}`, also `equation`, `gather`, `aligned`, …).
 """
 
 from __future__ import annotations
@@ -338,6 +340,9 @@ class _Scan:
         nxt = text[i + 1 : i + 2]
         if not nxt or nxt.isspace() or (_PRICE.match(text, i) and not _is_tex(text, i)):
             return None
+        spaced = _spaced_close(text, i)
+        if spaced is not None:
+            return (i, spaced + 1, "math")
         k = bisect.bisect_right(self.closers, i)
         if k == len(self.closers) or self.blank_between(i, self.closers[k]):
             return None
@@ -419,6 +424,19 @@ def _is_tex(text: str, i: int) -> bool:
         return False
     inner = text[i + 1 : j]
     return any(c in inner for c in "\\^_{*+<>=") or not inner.strip("0123456789,.")
+
+
+def _spaced_close(text: str, i: int) -> int | None:
+    """The `$` of `$f(x) \\otimes g $`, closing with a space before it, as
+    labml's sources write: the next `$` on the line, with a space before it,
+    no letter or digit after it, and a TeX command between (`\\` and a
+    letter); else None."""
+    j = text.find("$", i + 1)
+    if j < 0 or "\n" in text[i:j] or not text[j - 1].isspace():
+        return None
+    if text[j + 1 : j + 2].isalnum() or not re.search(r"\\[A-Za-z]", text[i:j]):
+        return None
+    return j
 
 
 def _closes_math(text: str, j: int) -> bool:

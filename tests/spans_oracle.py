@@ -150,6 +150,15 @@ def _math_span(text: str, i: int) -> tuple[int, int, str] | None:
     nxt = text[i + 1 : i + 2]
     if not nxt or nxt.isspace() or (_PRICE.match(text, i) and not _is_tex(text, i)):
         return None
+    nearest = text.find("$", i + 1)
+    if (
+        nearest > 0
+        and "\n" not in text[i:nearest]
+        and text[nearest - 1].isspace()
+        and not text[nearest + 1 : nearest + 2].isalnum()
+        and re.search(r"\\[A-Za-z]", text[i:nearest])
+    ):
+        return (i, nearest + 1, "math")
     j = i + 1
     while True:
         j = text.find("$", j)

@@ -42,6 +42,10 @@ SPAN_CASES = [
     ("costs $5, and $x$", [("math", "$x$")]),
     ("A literal \\$x$ stays text.", []),
     ("x $ y $ z, and a $b$5 too", []),
+    # labml's `$… $`: a space may close where a TeX command lies between
+    (r"If gated, $f(x) \otimes (x V) $ here", [("math", r"$f(x) \otimes (x V) $")]),
+    (r"from $a \to b $c, $1 \cdot 2 $3", []),
+    (r"$a \cdot b$ and $c $", [("math", r"$a \cdot b$")]),
     ("a `$x$` b", [("code", "`$x$`")]),
     ("``a ` b`` c", [("code", "``a ` b``")]),
     ("math $a<b>c$ here", [("math", "$a<b>c$")]),
