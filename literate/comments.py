@@ -8,8 +8,9 @@ A trailing or own-line `#` comment in the code column is one of
             `# name -> [S, S] tensor`, `# head 1`
     prose   text with a phrase: two words in a row (`# each row sums to 1`,
             `# a random dL/dp`), a capital variable before a word
-            (`# H blocks [Dk, D]`) or a word before a number (`# head 0, ...`
-            is a shape note; `# sequence 1: ...` reads as prose)
+            (`# H blocks [Dk, D]`) or a word before a number (`# head 0,
+            [D, Dk]`, `# sequence 1: ...`): words a reader of another
+            language reads in theirs (ヘッド 0)
 
 A word is `a`, `I` or letters (`[A-Z]?[a-z]{2,}`, `'s` and hyphens allowed:
 `page's`, `k-th`); what lies inside `[...]`, `{...}`, quotes or backticks does not

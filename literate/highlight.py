@@ -16,9 +16,18 @@ from collections.abc import Iterable, Mapping
 
 from pygments import lex
 from pygments.lexers import PythonLexer, TextLexer, get_lexer_by_name
-from pygments.token import STANDARD_TYPES, Keyword, Name, Operator, Text, Token
+from pygments.token import (
+    STANDARD_TYPES,
+    Comment,
+    Keyword,
+    Name,
+    Operator,
+    Text,
+    Token,
+)
 from pygments.util import ClassNotFound
 
+from literate.comments import section_comments
 from literate.model import Section
 
 _PYTHON = PythonLexer(stripnl=False, ensurenl=True)
@@ -72,6 +81,42 @@ def highlight_sections(
             del _COLUMNS[next(iter(_COLUMNS))]
         _COLUMNS[key] = _highlight(rows, scope, links) if rows else {}
     return dict(_COLUMNS[key])
+
+
+def with_translated_comments(
+    code: Mapping[int, str],
+    sections: Iterable[Section],
+    comments: Iterable[tuple[int, str]],
+) -> dict[int, str]:
+    """`code` (from `highlight_sections`) with the prose comments of a
+    translated page shown in its language.
+
+    `comments` are (line, comment as shown) pairs (`Page.comments`). Each
+    English comment becomes two spans in one: the translation, with the
+    English as its tooltip, and the English itself (`lang="en"`, hidden by
+    the stylesheet until the reader asks for the originals, left out of
+    the search index).
+    """
+    english = {c.number: c.token for c in section_comments(sections)}
+    code = dict(code)
+    for number, shown in comments:
+        token = english.get(number)
+        if token is None or number not in code:
+            continue
+        original = _span(Comment.Single, token)
+        at = code[number].rfind(original)
+        if at < 0:
+            continue
+        title = html.escape(token, quote=True)
+        both = (
+            '<span class="c1 lit-comment">'
+            f'<span class="lit-comment-tr" title="{title}">'
+            f"{html.escape(shown, quote=False)}</span>"
+            '<span class="lit-comment-en" lang="en" data-search-exclude>'
+            f"{html.escape(token, quote=False)}</span></span>"
+        )
+        code[number] = code[number][:at] + both + code[number][at + len(original) :]
+    return code
 
 
 def _highlight(

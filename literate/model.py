@@ -108,3 +108,7 @@ class Page:
     summary: str
     sections: tuple[Section, ...]
     lang: str = "en"
+    # The code column's translated comments (see `literate.comments`): the
+    # source line and the comment as the page shows it (`# 文字数`), set by
+    # the translate stage; the English stays in the code lines themselves.
+    comments: tuple[tuple[int, str], ...] = ()

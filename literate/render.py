@@ -35,7 +35,11 @@ import markdown
 
 from literate.data import script_text
 from literate.figures import img_tag, shown_size
-from literate.highlight import highlight_block, highlight_sections
+from literate.highlight import (
+    highlight_block,
+    highlight_sections,
+    with_translated_comments,
+)
 from literate.katex import KatexUnavailable, Rendered, render_formulas
 from literate.labels import label
 from literate.model import Output, Page, Section
@@ -154,6 +158,8 @@ def _render(
         for name in section.defines:
             names.setdefault(name, section.anchor)
     code = highlight_sections(page.sections, names, links)  # while KaTeX typesets
+    if page.comments:
+        code = with_translated_comments(code, page.sections, page.comments)
     math, tolerated = typeset()
     parts = [
         f'<div class="lit-page" lang="{_attr(html_lang(page.lang))}"'

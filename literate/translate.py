@@ -20,9 +20,10 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import replace
 
+from literate.comments import CodeComment, section_comments
 from literate.model import Page, Section
 from literate.spans import extract, fill, key, normalize
-from literate.translations.check import Term, check_entry
+from literate.translations.check import Term, check_entry, comment_problems
 
 # difflib ratio above which an old key counts as an earlier version of a new
 # one (the ratio `difflib.get_close_matches` uses by default).
@@ -39,10 +40,14 @@ def translate_page(
     """`page` in `lang`: each section translated, untranslated or stale.
 
     The title and summary are translated too when the table has them (they
-    have no mark: an untranslated title simply stays English).
+    have no mark: an untranslated title simply stays English), and so are the
+    prose comments of the code column (`Page.comments`; an untranslated one
+    stays English, unmarked, as code does).
     """
+    comments = section_comments(page.sections)
     current = {key(s.docs) for s in page.sections}
     current |= {key(page.title), key(page.summary)}
+    current |= {comment.text for comment in comments}
     orphans = [k for k, v in table.items() if k not in current and v.strip()]
     sections = tuple(
         _translate_section(section, table, orphans, glossary)
@@ -54,7 +59,25 @@ def translate_page(
         summary=_translate_text(page.summary, table, glossary) or page.summary,
         sections=sections,
         lang=lang,
+        comments=tuple(
+            shown
+            for comment in comments
+            if (shown := _translate_comment(comment, table, glossary)) is not None
+        ),
     )
+
+
+def _translate_comment(
+    comment: CodeComment, table: dict[str, str], glossary
+) -> tuple[int, str] | None:
+    """(line, the comment as shown) when the table has a translation that
+    passes `comment_problems`: the `#` and its spaces as written, then the
+    translation."""
+    value = table.get(comment.text, "").strip()
+    if not value or comment_problems(comment.text, value, glossary):
+        return None
+    marker = comment.token[: len(comment.token) - len(comment.token.lstrip("# "))]
+    return comment.number, marker + value
 
 
 def _translate_text(english: str, table: dict[str, str], glossary) -> str | None:

@@ -772,3 +772,45 @@ def _fonts(lang: str) -> dict:
         else:
             fonts[family] = font_manager.get_font(path)
     return fonts
+
+
+# --- comments of the code column -------------------------------------------
+
+# What a comment writes as code, kept as written in its translation: a name in
+# backticks, a string in quotes, a shape in brackets (`[B, S, D]`, `[2 x 3, 6]`;
+# not a list of words such as `[noun, action]`, which is translated).
+_KEPT_IN_COMMENT = re.compile(r'`[^`\n]*`|"[^"\n]*"|\[[^\[\]\n]*\]')
+_WORDS_IN_BRACKETS = re.compile(r"\[.*[a-z]{3}.*\]")
+
+
+def comment_problems(
+    key: str, value: str, glossary: tuple[Term, ...] = ()
+) -> list[str]:
+    """The defects of `value` as the translation of the code comment `key`.
+
+    A comment's translation is plain text in the code column (escaped there,
+    never markup) on one line. What the English writes as code (`[B, S, D]`,
+    `` `out` ``, `""`) stays as written, as do its class and function names;
+    the glossary applies; no control, invisible or direction character, no
+    markup the English does not have.
+    """
+    problems = _size_problems(key, value)
+    if problems:
+        return problems
+    problems = _character_problems(value)
+    if "\n" in value or "\t" in value:
+        problems.append("a code comment is one line: no line break or tab")
+    found = Counter(_KEPT_IN_COMMENT.findall(value))
+    for kept, times in Counter(_KEPT_IN_COMMENT.findall(key)).items():
+        if found[kept] < times and not _WORDS_IN_BRACKETS.fullmatch(kept):
+            problems.append(f"{kept!r} must stay as written in the English")
+    for pattern, name in (*_INJECTION, (_RAW_HTML, "raw HTML")):
+        problems += [
+            f"{name} is not allowed in a translation: {m.group(0)!r}"
+            for m in pattern.finditer(value)
+            if m.group(0) not in key
+        ]
+    problems += _term_problems(key, value, glossary)
+    if value.strip() == key.strip() and len(re.findall(r"[A-Za-z]{2,}", key)) > 2:
+        problems.append("the English is copied unchanged: translate it or leave it ''")
+    return problems

@@ -25,6 +25,7 @@ from literate.translations.check import (
     Term,
     attribute_problems,
     check_entry,
+    comment_problems,
     figure_problems,
     glyph_problems,
     load_glossary,
@@ -355,10 +356,15 @@ def _entry_problems(entry, lang: str, glossary, keys: SourceKeys | None) -> list
     """`check_entry`'s problems; for a title, summary, alt text or figure
     word also those of text in an attribute, for what a figure draws those
     of its math (alt texts too: the build drops them alike), and for a word
-    its glyphs in the language's figure fonts."""
-    problems = check_entry(entry.key, entry.value, glossary)
+    its glyphs in the language's figure fonts. A code comment's entry is
+    checked as a comment (`comment_problems`), unless it is also prose."""
     if keys is None:
-        return problems
+        return check_entry(entry.key, entry.value, glossary)
+    problems = []
+    if entry.key in keys.comments:
+        problems += comment_problems(entry.key, entry.value, glossary)
+    if entry.key not in keys.comment_only:
+        problems += check_entry(entry.key, entry.value, glossary)
     word, alt = entry.key in keys.words, entry.key in keys.alts
     if word or alt or entry.key in keys.head:
         problems += attribute_problems(entry.key, entry.value)
@@ -366,7 +372,7 @@ def _entry_problems(entry, lang: str, glossary, keys: SourceKeys | None) -> list
         problems += figure_problems(entry.key, entry.value)
     if word and not missing_fonts(lang):
         problems += glyph_problems(entry.value, lang)
-    return problems
+    return list(dict.fromkeys(problems))
 
 
 def _stale_errors(name: str, lang: str, entries, keys: SourceKeys | None) -> list[str]:

@@ -695,7 +695,7 @@ def import_command(
             failed = True
             continue
         totals = dict.fromkeys(STATUSES, 0)
-        translated = total = 0
+        translated = total = comments = 0
         for source, known in keys.items():
             ours = table_path(root, lang, source)
             name = relative(ours, root)
@@ -714,10 +714,14 @@ def import_command(
                 failed = True
                 continue
             problems = _verdict(entry_problems, lang, glossary, known)
+            # labml translates no code comments: they are keys, left empty.
+            wanted = [k for k in known.all if k not in known.comment_only]
             done = import_table(
-                known.all, texts[source], entries,
+                wanted, texts[source], entries,
                 {e.key: e.value for e in old}, problems, overwrite,
             )  # fmt: skip
+            for comment in known.comment_only:
+                done.table.setdefault(comment, "")
             where = relative(theirs, root)
             for result in done.results:
                 if result.status in ("repaired", "refused"):
@@ -731,12 +735,13 @@ def import_command(
             written = before != dumps_table(done.table)
             if written:
                 save_table(ours, done.table)
-            done_keys = sum(1 for k in known.all if done.table[k].strip())
+            done_keys = sum(1 for k in wanted if done.table[k].strip())
             translated += done_keys
-            total += len(known.all)
+            total += len(wanted)
+            comments += len(known.comment_only)
             found = f"{len(entries)} labml entries, {done.unused} unused"
             print(
-                f"{name}: {len(known.all)} keys, {done_keys} translated: "
+                f"{name}: {len(wanted)} keys, {done_keys} translated: "
                 + ", ".join(f"{counts[s]} {s}" for s in STATUSES)
                 + f"; {found if theirs.is_file() else 'no labml table ' + where}; "
                 + ("written" if written else "unchanged")
@@ -745,7 +750,9 @@ def import_command(
         print(
             f"{lang}: {len(keys)} sources, {total} keys, {translated} "
             f"translated{share}: " + ", ".join(f"{totals[s]} {s}" for s in STATUSES)
-        )
+            + (f"; and {comments} code comments, which labml does not translate"
+               if comments else "")
+        )  # fmt: skip
     return 1 if failed else 0
 
 

@@ -14,12 +14,14 @@ globs).
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 import yaml
 
+from literate.comments import section_comments
 from literate.spans import key
 from literate.textfile import inside, read_utf8
 
@@ -116,16 +118,25 @@ class SourceKeys:
     prose: tuple[str, ...]  # the sections' prose
     alts: tuple[str, ...]  # the figures' alt texts: an attribute
     words: tuple[str, ...]  # the `tr` words its examples reach: drawn, printed
+    comments: tuple[str, ...] = ()  # the code column's prose comments
 
     @property
     def all(self) -> list[str]:
         """Every key once, in this order (what `update` writes)."""
-        return list(dict.fromkeys(self.head + self.prose + self.alts + self.words))
+        keys = self.head + self.prose + self.alts + self.words + self.comments
+        return list(dict.fromkeys(keys))
+
+    @functools.cached_property
+    def comment_only(self) -> frozenset[str]:
+        """The comments' keys that are not also another kind of key."""
+        others = set(self.head + self.prose + self.alts + self.words)
+        return frozenset(k for k in self.comments if k not in others)
 
 
 def source_keys(root: Path, source: str) -> SourceKeys:
     """The keys of a source's title, summary, sections with prose, figures'
-    alt texts and the `tr("...")` words its examples reach.
+    alt texts, the `tr("...")` words its examples reach and the prose
+    comments of its code column (`literate.comments`).
 
     Raises FileNotFoundError naming the source when it does not exist, and
     FileRefused (a ValueError) when it is not a file inside the project.
@@ -139,7 +150,10 @@ def source_keys(root: Path, source: str) -> SourceKeys:
     head = [key(text) for text in (page.title, page.summary) if text.strip()]
     prose = [key(s.docs) for s in page.sections if s.docs.strip()]
     alts, words = _figure_keys(root, page)
-    return SourceKeys(tuple(head), tuple(prose), tuple(alts), tuple(words))
+    comments = dict.fromkeys(c.text for c in section_comments(page.sections))
+    return SourceKeys(
+        tuple(head), tuple(prose), tuple(alts), tuple(words), tuple(comments)
+    )
 
 
 def current_keys(root: Path, source: str) -> list[str]:

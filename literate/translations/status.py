@@ -1,7 +1,7 @@
 """How far each translation has come: one row per language and page.
 
 translated  current keys with a translation that passes the check
-total       current keys (sections with prose) of the page
+total       current keys of the page: title, prose, figure words, comments
 stale       translations kept for English that no longer exists
 failing     translations the check rejects (never shown on a page)
 """
@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from literate.labels import label
-from literate.translations.check import check_entry, load_glossary
+from literate.translations.check import check_entry, comment_problems, load_glossary
 from literate.translations.layout import (
-    current_keys,
+    SourceKeys,
     glossary_path,
     languages,
     site_sources,
+    source_keys,
     table_path,
 )
 from literate.translations.tables import TableError, read_entries
@@ -38,7 +39,7 @@ class Row:
 
 def status_rows(root: Path, sources: tuple[str, ...]) -> list[Row]:
     """A row per language folder and source, in sorted language order."""
-    keys = {source: current_keys(root, source) for source in sources}
+    keys = {source: source_keys(root, source) for source in sources}
     rows = []
     for lang in languages(root):
         for source in sources:
@@ -47,22 +48,31 @@ def status_rows(root: Path, sources: tuple[str, ...]) -> list[Row]:
                 entries = read_entries(table_path(root, lang, source))
             except TableError as error:
                 message = error.relative_to(root)
-                rows.append(Row(lang, source, 0, len(keys[source]), 0, 0, message))
+                total = len(keys[source].all)
+                rows.append(Row(lang, source, 0, total, 0, 0, message))
                 continue
             rows.append(_row(lang, source, keys[source], entries, glossary))
     return rows
 
 
-def _row(lang, source, current, entries, glossary) -> Row:
+def _row(lang, source, keys: SourceKeys, entries, glossary) -> Row:
     table = {e.key: e.value for e in entries}
     passing = {
-        k for k, v in table.items() if v.strip() and not check_entry(k, v, glossary)
+        k for k, v in table.items() if v.strip() and _passes(k, v, keys, glossary)
     }
     failing = sum(1 for v in table.values() if v.strip()) - len(passing)
+    current = keys.all
     current_set = set(current)
     stale = sum(1 for k, v in table.items() if k not in current_set and v.strip())
     translated = len(passing & current_set)
     return Row(lang, source, translated, len(current), stale, failing)
+
+
+def _passes(key: str, value: str, keys: SourceKeys, glossary) -> bool:
+    """Whether an entry passes the check of its kind (a comment's or prose's)."""
+    if key in keys.comments and comment_problems(key, value, glossary):
+        return False
+    return key in keys.comment_only or not check_entry(key, value, glossary)
 
 
 def status_markdown(root: Path, sources: tuple[str, ...] | None = None) -> str:
