@@ -19,6 +19,12 @@ LABELS: dict[str, dict[str, str]] = {
         "originals": "Show every English original",
         "status_headings": "language | page | translated | stale | failing checks",
         "percent": " %",
+        "notebook_words": (
+            "The words of the figures and tables in this page's language."
+        ),
+        "notebook_file": (
+            "A notebook has no __file__: run as {name} would, from this folder."
+        ),
         "rebuild_failed": (
             "Not rebuilt: a file this page is made from has an error. Until it is "
             "fixed and saved again, the last version that built (or the English) "
@@ -41,6 +47,11 @@ LABELS: dict[str, dict[str, str]] = {
         "originals": "英語の原文をすべて表示",
         "status_headings": "言語 | ページ | 翻訳済み | 古くなった翻訳 | 検査エラー",
         "percent": "%",
+        "notebook_words": "図と表の言葉を、このページの言語にする。",
+        "notebook_file": (
+            "ノートブックには __file__ がない。"
+            "このフォルダで {name} を実行したときと同じ値にする。"
+        ),
         "rebuild_failed": (
             "再構築できませんでした。このページの元になるファイルにエラーがあります。"
             "直して保存し直すまで、最後に構築できた版（または英語の原文）を表示します。"
@@ -62,6 +73,10 @@ LABELS: dict[str, dict[str, str]] = {
         "originals": "显示全部英文原文",
         "status_headings": "语言 | 页面 | 已翻译 | 过期译文 | 未通过检查",
         "percent": "%",
+        "notebook_words": "让图和表中的文字使用本页的语言。",
+        "notebook_file": (
+            "笔记本中没有 __file__，这里把它设成在本文件夹运行 {name} 时的值。"
+        ),
         "rebuild_failed": (
             "未能重新构建：生成本页的某个文件有错误。在修正并重新保存之前，"
             "显示最后一次成功构建的版本（或英文原文）。"

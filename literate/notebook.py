@@ -42,6 +42,7 @@ from nbformat import v4
 
 from literate.data import Data
 from literate.directives import read_directive
+from literate.labels import label
 from literate.model import Page, Section
 
 KERNEL = {"name": "python3", "display_name": "Python 3", "language": "python"}
@@ -93,7 +94,7 @@ def page_to_notebook(
         first_code = next(
             (n for n, c in enumerate(cells) if c.cell_type == "code"), len(cells)
         )
-        cells.insert(first_code, _file_cell(page.source))
+        cells.insert(first_code, _file_cell(page.source, page.lang))
     if words:
         first_code = next(
             (n for n, c in enumerate(cells) if c.cell_type == "code"), len(cells)
@@ -120,18 +121,17 @@ def _words_cell(words: dict[str, str], lang: str) -> nbformat.NotebookNode:
         else ""
     )
     return v4.new_code_cell(
-        "# The words of the figures and tables in this page's language.\n"
+        f"# {label(lang, 'notebook_words')}\n"
         "from literate.words import use\n\n"
         f"use({{\n{entries}}})" + fonts
     )
 
 
-def _file_cell(source: str) -> nbformat.NotebookNode:
+def _file_cell(source: str, lang: str) -> nbformat.NotebookNode:
+    """`__file__` for the code that reads it, said in the page's language."""
     name = PurePosixPath(source).name
-    return v4.new_code_cell(
-        f"# A notebook has no __file__: run as {name} would, from this folder.\n"
-        f'__file__ = "{name}"'
-    )
+    comment = label(lang, "notebook_file").format(name=name)
+    return v4.new_code_cell(f'# {comment}\n__file__ = "{name}"')
 
 
 def _piece(section: Section) -> _Piece:
