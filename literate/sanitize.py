@@ -82,3 +82,8 @@ def clean_tag(tag: str) -> tuple[str, str, bool] | None:
         if value is not None:
             kept.append(f' {key}="{html.escape(value)}"')
     return (f"<{name}{''.join(kept)}>", name, False)
+
+
+def attr(value: str) -> str:
+    """`value` escaped for an HTML attribute between double quotes."""
+    return html.escape(value, quote=True)

@@ -7,7 +7,8 @@ from html.parser import HTMLParser
 
 from literate.model import Output
 from literate.parse import parse
-from literate.render import render_page, table_rows
+from literate.outputs import table_rows
+from literate.render import render_page
 
 
 def with_outputs(*outputs, lang="en"):
