@@ -6,8 +6,8 @@ import dataclasses
 from html.parser import HTMLParser
 
 from literate.model import Output
-from literate.parse import parse
 from literate.outputs import table_rows
+from literate.parse import parse
 from literate.render import render_page
 
 
