@@ -62,6 +62,7 @@ import math
 import torch
 from torch import nn
 
+import argument_checks as checks
 import attention_report as report
 from literate.data import Data  # numbers for the page's widget
 from literate.words import tr  # a figure's words in the page's language
@@ -483,7 +484,7 @@ def causal_mask(
 ) -> torch.Tensor:
     """`[Sq, Sk]` boolean, `True` where query `i` may see key `j`."""
     seq_k = seq_q if seq_k is None else seq_k
-    report.check_lengths("causal_mask", seq_q=seq_q, seq_k=seq_k)
+    checks.check_lengths("causal_mask", seq_q=seq_q, seq_k=seq_k)
     i = torch.arange(seq_q, device=device).unsqueeze(1)  # [Sq, 1]
     j = torch.arange(seq_k, device=device).unsqueeze(0)  # [1, Sk]
     return j <= i + (seq_k - seq_q)
@@ -522,7 +523,7 @@ def padding_mask(
 ) -> torch.Tensor:
     """`[B, 1, 1, S]` boolean, `True` on real tokens, `False` on padding."""
     x = torch.as_tensor(lengths_or_ids)
-    report.check_padding_input(x, pad_id, seq_len)
+    checks.check_padding_input(x, pad_id, seq_len)
     if pad_id is not None:
         return (x != pad_id)[:, None, None, :]
     longest = int(x.max()) if x.numel() else 0

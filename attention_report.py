@@ -1,9 +1,10 @@
 """What `attention.py` reports but does not teach.
 
 Its results as Markdown tables and figures, the record the scaling table is
-made from, and the checks that turn bad input into one-line `ValueError`s.
-`attention.py` imports this module; its page shows what these functions print
-and draw.
+made from, and the data of the page's widget. `attention.py` imports this
+module; its page shows what these functions print and draw. The checks of
+its arguments are `argument_checks`; the tables and y labels every chapter
+uses are `report`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import torch
 from literate.data import Data
 from literate.narrow import narrow
 from literate.words import tr
+from report import markdown_table, ylabel
+from report import matrix_table as matrix_table  # re-exported: attention.py calls it
 
 # ## Records of results
 
@@ -37,34 +40,6 @@ class ScalingRow:
 
 
 # ## Tables
-
-
-def markdown_table(header: list[str], rows: list[list[str]], align: str) -> str:
-    """A Markdown table, columns padded; `align` holds "l" or "r" per column."""
-    columns = zip(header, *rows, strict=True)
-    widths = [max(len(cell) for cell in column) for column in columns]
-
-    def line(cells: list[str]) -> str:
-        padded = [
-            cell.ljust(width) if side == "l" else cell.rjust(width)
-            for cell, width, side in zip(cells, widths, align, strict=True)
-        ]
-        return "| " + " | ".join(padded) + " |"
-
-    end = {"l": "-", "r": ":"}  # `---:` aligns a column to the right
-    rule = ["-" * (w - 1) + end[side] for w, side in zip(widths, align, strict=True)]
-    return "\n".join([line(header), line(rule), *map(line, rows)])
-
-
-def matrix_table(
-    matrix: torch.Tensor, rows: list[str], columns: list[str], digits: int = 2
-) -> str:
-    """A 2-D tensor as a Markdown table with named rows and columns."""
-    cells = [
-        [name] + [f"{value:.{digits}f}" for value in row.tolist()]
-        for name, row in zip(rows, matrix, strict=True)
-    ]
-    return markdown_table([""] + columns, cells, align="l" + "r" * len(columns))
 
 
 def vector_line(name: str, values: torch.Tensor, digits: int = 3) -> str:
@@ -187,7 +162,7 @@ def _heatmap_figure(panels, rows, columns, hidden, numbers, across):
         if index + across >= len(panels):  # the lowest panel of its column
             ax.set_xlabel(tr("key"), fontsize=font)
         if index % across == 0:
-            ax.set_ylabel(tr("query"), fontsize=font)
+            ylabel(ax, tr("query"), fontsize=font)
     spare = list(axes.flat[len(panels) :])
     for ax in spare:
         ax.set_axis_off()
@@ -195,7 +170,7 @@ def _heatmap_figure(panels, rows, columns, hidden, numbers, across):
         bar = fig.colorbar(image, cax=spare[0].inset_axes((0.1, 0.05, 0.1, 0.9)))
     else:
         bar = fig.colorbar(image, ax=list(axes.flat), shrink=0.8)
-    bar.set_label(tr("weight"), fontsize=font)
+    ylabel(bar.ax, tr("weight"), fontsize=font)
     bar.ax.tick_params(labelsize=font - 1)
     return fig
 
@@ -246,46 +221,3 @@ def toy_data(
             "labels": labels,
         },
     )
-
-
-# ## Checks of arguments
-#
-# Each raises a `ValueError` whose one line names the function (`where`), the
-# argument, what was expected and what came. The message is only formatted
-# when the check fails, so a passing check costs a comparison or two.
-
-
-def fail(where: str, message: str) -> None:
-    """Raise `ValueError("where: message")`."""
-    raise ValueError(f"{where}: {message}")
-
-
-def check_lengths(where: str, **lengths: int) -> None:
-    """Every named length must be >= 0."""
-    if min(lengths.values()) < 0:
-        got = ", ".join(f"{name}={n}" for name, n in lengths.items())
-        fail(where, f"expected lengths >= 0, got {got}")
-
-
-def check_padding_input(x: torch.Tensor, pad_id, seq_len) -> None:
-    """Token ids `[batch, seq]` with `pad_id`; else lengths, 1-D integers >= 0,
-    none longer than `seq_len`."""
-    where = "padding_mask"
-    if pad_id is not None:
-        if x.dim() != 2 or (seq_len is not None and seq_len != x.shape[1]):
-            with_seq = "" if seq_len is None else f" with seq={seq_len}"
-            fail(
-                where,
-                f"with pad_id, expected token ids [batch, seq]{with_seq}, got "
-                f"shape {list(x.shape)}",
-            )
-        return
-    if x.dim() != 1 or x.is_floating_point() or (x.numel() and x.min() < 0):
-        fail(
-            where,
-            "without pad_id, expected lengths as a 1-D tensor of non-negative "
-            f"integers [batch], got {x.dtype} of shape {list(x.shape)}",
-        )
-    longest = int(x.max()) if x.numel() else 0
-    if seq_len is not None and longest > seq_len:
-        fail(where, f"seq_len={seq_len} is shorter than the longest length, {longest}")

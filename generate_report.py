@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from literate.words import tr
-from mha_report import markdown_table
+from report import markdown_table, ylabel
 
 ROOT = Path(__file__).resolve().parent
 SHOWN = {"\n": "↵", " ": "·"}  # characters that print as nothing
@@ -116,7 +116,7 @@ def draw_head_grid(maps: torch.Tensor):
         if layer == 0:
             ax.set_title(tr("head {h}").format(h=head), fontsize=10)
         if head == 0:
-            ax.set_ylabel(tr("layer {l}").format(l=layer), fontsize=10)
+            ylabel(ax, tr("layer {l}").format(l=layer), fontsize=10)
     fig.tight_layout(pad=0.3, h_pad=0.4, w_pad=0.4)
     return fig
 
@@ -139,7 +139,7 @@ def draw_chosen_heads(panels: dict[str, tuple[int, int]], maps: torch.Tensor,
         title = tr("{name}: layer {l}, head {h}").format(name=name, l=layer, h=head)
         ax.set_title(title, fontsize=11)
         ax.set_xlabel(tr("read (key)"), fontsize=10)
-        ax.set_ylabel(tr("reading (query)"), fontsize=10)
+        ylabel(ax, tr("reading (query)"), fontsize=10)
     fig.tight_layout()
     return fig
 

@@ -41,8 +41,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+import argument_checks as checks
 import layers_report as report
-import mha_report
 from literate.words import tr  # a figure's words in the page's language
 from mha import MultiHeadAttention
 
@@ -349,9 +349,9 @@ class DecoderLayer(nn.Module):
         `need_weights=True` also the cross-attention weights `[B, H, Sq, Sk]`.
         """
         where = "DecoderLayer"
-        mha_report.check_sequence(where, "x", x, self.d_model)
-        mha_report.check_sequence(where, "memory", memory, self.d_model)
-        mha_report.check_same_batch(where, x=x, memory=memory)
+        checks.check_sequence(where, "x", x, self.d_model)
+        checks.check_sequence(where, "memory", memory, self.d_model)
+        checks.check_same_batch(where, x=x, memory=memory)
         weights = []
 
         # 1. Each target position reads itself and the positions before it.

@@ -15,7 +15,7 @@ from pathlib import Path
 import torch
 
 from literate.words import tr
-from mha_report import markdown_table
+from report import markdown_table, ylabel
 
 WARMUP_RECORD = Path(__file__).parent / "runs" / "layers" / "warmup.json"
 
@@ -159,7 +159,7 @@ def draw_positions(table: torch.Tensor) -> None:
     fig, ax = plt.subplots(figsize=(3.8, 4.6), layout="constrained")
     image = ax.imshow(table.numpy(), cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto")
     ax.set_xlabel(tr("feature i"), fontsize=10)
-    ax.set_ylabel(tr("position"), fontsize=10)
+    ylabel(ax, tr("position"), fontsize=10)
     ax.tick_params(labelsize=9)
     fig.colorbar(image, ax=ax, shrink=0.7).ax.tick_params(labelsize=9)
 
@@ -180,6 +180,7 @@ def draw_cross_attention(
         ax.set_xticks(range(len(columns)), columns, fontsize=10)
         ax.set_yticks(range(len(rows)), rows, fontsize=10)
         ax.set_xlabel(tr("source digit"), fontsize=10)
-        ax.set_ylabel(tr("output digit"), fontsize=10)
-    bar = fig.colorbar(image, ax=list(axes[:, 0]), shrink=0.6, label=tr("weight"))
+        ylabel(ax, tr("output digit"), fontsize=10)
+    bar = fig.colorbar(image, ax=list(axes[:, 0]), shrink=0.6)
+    ylabel(bar.ax, tr("weight"))
     bar.ax.tick_params(labelsize=9)

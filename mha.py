@@ -30,6 +30,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+import argument_checks as checks
 import mha_report as report
 from attention import (
     TOY_KEYS,
@@ -401,7 +402,7 @@ class MultiHeadAttention(nn.Module):
         self, d_model: int, heads: int, dropout: float = 0.0, bias: bool = True
     ):
         super().__init__()
-        report.check_heads("MultiHeadAttention", d_model, heads)
+        checks.check_heads("MultiHeadAttention", d_model, heads)
         self.d_model = d_model
         self.heads = heads
         self.d_k = d_model // heads
@@ -440,9 +441,9 @@ class MultiHeadAttention(nn.Module):
         # the one received.
         where = "MultiHeadAttention"
         for name, x in (("query", query), ("key", key), ("value", value)):
-            report.check_sequence(where, name, x, self.d_model)
-        report.check_same_length(where, key=key, value=value)
-        report.check_same_batch(where, query=query, key=key, value=value)
+            checks.check_sequence(where, name, x, self.d_model)
+        checks.check_same_length(where, key=key, value=value)
+        checks.check_same_batch(where, query=query, key=key, value=value)
         batch, seq_q, _ = query.shape
         # 1. Project and split into heads: `[B, S, D] -> [B, H, S, Dk]`.
         # With gradients on, self-attention stacks the three weights into
@@ -460,7 +461,7 @@ class MultiHeadAttention(nn.Module):
         # at least two dimensions: a `[Sk]` mask becomes `[1, Sk]`.
         seq_k = k.shape[2]
         if mask is not None:
-            report.check_mask(where, mask, (batch, self.heads, seq_q, seq_k))
+            checks.check_mask(where, mask, (batch, self.heads, seq_q, seq_k))
             mask = mask.unsqueeze(0) if mask.dim() == 1 else mask
         mask, flag = self._merge_masks(mask, is_causal, seq_q, seq_k, q.device)
         # 3. The explicit path when the weights are asked for; it needs the
@@ -562,7 +563,7 @@ class KVCache:
     def append(
         self, key: torch.Tensor, value: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        report.check_cache_room(self.batch_size, self.max_len, self.length, key)
+        checks.check_cache_room(self.batch_size, self.max_len, self.length, key)
         start, end = self.length, self.length + key.shape[2]
         self.keys[:, :, start:end] = key
         self.values[:, :, start:end] = value

@@ -1,8 +1,9 @@
 """What `mha.py` reports but does not teach.
 
-Its results as Markdown tables and figures, the records they are made from,
-and the checks that turn bad input into one-line `ValueError`s. `mha.py`
-imports this module; its page shows what these functions print and draw.
+Its results as Markdown tables and figures, and the records they are made
+from. `mha.py` imports this module; its page shows what these functions
+print and draw. The checks of its arguments are `argument_checks`; the
+tables and y labels every chapter uses are `report`.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from dataclasses import dataclass
 import torch
 
 from literate.words import tr
+from report import markdown_table, ylabel
+from report import matrix_table as matrix_table  # re-exported: mha.py calls it
 
 # ## Records of results
 
@@ -49,40 +52,6 @@ def check_row(
 
 
 # ## Tables
-
-
-def markdown_table(header: list[str], rows: list[list[str]], align: str) -> str:
-    """A Markdown table, columns padded; `align` holds "l" or "r" per column."""
-    columns = zip(header, *rows, strict=True)
-    widths = [max(len(cell) for cell in column) for column in columns]
-
-    def line(cells: list[str]) -> str:
-        padded = [
-            cell.ljust(width) if side == "l" else cell.rjust(width)
-            for cell, width, side in zip(cells, widths, align, strict=True)
-        ]
-        return "| " + " | ".join(padded) + " |"
-
-    end = {"l": "-", "r": ":"}  # `---:` aligns a column to the right
-    rule = ["-" * (w - 1) + end[side] for w, side in zip(widths, align, strict=True)]
-    return "\n".join([line(header), line(rule), *map(line, rows)])
-
-
-def matrix_table(
-    matrix: torch.Tensor,
-    rows: list[str],
-    columns: list[str],
-    digits: int = 2,
-    corner: str = "",
-) -> str:
-    """A 2-D tensor as a Markdown table with named rows and columns (and the
-    `corner` cell, which can say what the rows are)."""
-    cells = [
-        [name] + [f"{value:.{digits}f}" for value in row.tolist()]
-        for name, row in zip(rows, matrix, strict=True)
-    ]
-    header = [corner, *columns]
-    return markdown_table(header, cells, align="l" + "r" * len(columns))
 
 
 def class_columns(prefixes: list[str]) -> list[str]:
@@ -153,7 +122,7 @@ def draw_two_heads(panels: dict[str, torch.Tensor], words: list[str]) -> None:
         ax.set_xticks(range(len(words)), words, fontsize=11, rotation=45)
         ax.set_yticks(range(len(words)), words, fontsize=11)
         ax.set_xlabel(tr("key"), fontsize=11)
-    axes[0].set_ylabel(tr("query"), fontsize=11)
+    ylabel(axes[0], tr("query"), fontsize=11)
     axes[1].tick_params(labelleft=False)
 
 
@@ -175,89 +144,7 @@ def plot_kv_timing(record: dict) -> None:
         axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
         axis.set_minor_formatter(NullFormatter())
     ax.set_xlabel(tr("tokens already generated (log scale)"))
-    ax.set_ylabel(tr("ms per new token (log scale)"))
+    ylabel(ax, tr("ms per new token (log scale)"))
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()
-
-
-# ## Checks of arguments
-#
-# Each raises a `ValueError` whose one line names the function (`where`), the
-# argument, what was expected and what came. The message is only formatted
-# when the check fails, so a passing check costs a comparison or two.
-
-
-def fail(where: str, message: str) -> None:
-    """Raise `ValueError("where: message")`."""
-    raise ValueError(f"{where}: {message}")
-
-
-def check_sequence(where: str, name: str, x: torch.Tensor, d_model: int) -> None:
-    """`x` must be `[batch, seq, d_model]`."""
-    if x.dim() != 3 or x.shape[-1] != d_model:
-        expected = f"[batch, seq, d_model={d_model}]"
-        fail(where, f"{name} must be {expected}, got {list(x.shape)}")
-
-
-def check_heads(where: str, d_model: int, heads: int) -> None:
-    """`heads` must divide `d_model`."""
-    if heads < 1 or d_model % heads != 0:
-        fail(
-            where,
-            f"d_model={d_model} must be divisible by heads={heads} (each head "
-            "gets d_model // heads features)",
-        )
-
-
-def check_same_length(where: str, key: torch.Tensor, value: torch.Tensor) -> None:
-    """Keys and values pair up position by position (dimension 1)."""
-    if key.shape[1] != value.shape[1]:
-        fail(
-            where,
-            f"key and value must have the same length, got key {list(key.shape)} "
-            f"and value {list(value.shape)}",
-        )
-
-
-def check_same_batch(where: str, **tensors: torch.Tensor) -> None:
-    """All the named tensors must have the same batch size (dimension 0)."""
-    if len({x.shape[0] for x in tensors.values()}) != 1:
-        shapes = ", ".join(f"{list(x.shape)}" for x in tensors.values())
-        fail(where, f"{', '.join(tensors)} must have the same batch size, got {shapes}")
-
-
-def check_mask(where: str, mask: torch.Tensor, full: tuple[int, ...]) -> None:
-    """A boolean mask that broadcasts to `full`, `[batch, heads, seq_q, seq_k]`."""
-    ok = mask.dtype == torch.bool and mask.dim() <= 4
-    if ok:
-        try:
-            ok = torch.broadcast_shapes(mask.shape, full) == full
-        except RuntimeError:
-            ok = False
-    if not ok:
-        fail(
-            where,
-            f"mask must be bool (True = may attend) and broadcast to "
-            f"[batch, heads, seq_q, seq_k]={list(full)}, got {mask.dtype} of "
-            f"shape {list(mask.shape)}",
-        )
-
-
-def check_cache_room(
-    batch_size: int, max_len: int, length: int, key: torch.Tensor
-) -> None:
-    """A cache for `batch_size` sequences, `length` of `max_len` filled, takes `key`."""
-    batch, new = key.shape[0], key.shape[2]
-    if batch != batch_size:
-        fail(
-            "kv_cache",
-            f"made for batch size {batch_size}, got a batch of {batch}; make a "
-            f"new cache with new_cache({batch}, ...)",
-        )
-    if length + new > max_len:
-        fail(
-            "kv_cache",
-            f"full, holds {length} of max_len={max_len} positions and {new} more "
-            "were given; reset() it or make a larger one",
-        )

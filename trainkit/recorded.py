@@ -1,7 +1,7 @@
 """What `train.py`'s page prints about its recorded runs, in tables.
 
 The recorded run of the `cpu` preset lies in `runs/cpu/` (written by
-`python -m trainkit.record runs/cpu`), the ablation table in
+`python -m trainkit.record_run runs/cpu`), the ablation table in
 `runs/ablations/` (`python -m trainkit.ablations runs/ablations`). These
 functions read them and print Markdown tables, every word through `tr` so a
 translated page prints them in its language. Formatting only: what the
@@ -17,10 +17,10 @@ from pathlib import Path
 
 from literate.narrow import narrow
 from literate.words import tr
-from mha_report import markdown_table
+from report import markdown_table
 from trainkit.baselines import ngram_losses
 from trainkit.corpus import encode_all, read_text
-from trainkit.records import Metrics, loss_figure
+from trainkit.metrics import Metrics, loss_figure
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORDED = ROOT / "runs" / "cpu"
