@@ -64,7 +64,7 @@ ROOT = Path(__file__).resolve().parent
 #
 # Training the `cpu` preset takes minutes, more than a page build may
 # spend, so this is read from a run recorded in `runs/cpu/` with its model
-# (`python -m trainkit.record runs/cpu` records it again). First, a sample
+# (`python -m trainkit.record_run runs/cpu` records it again). First, a sample
 # from the trained model, and the command that drew it:
 
 RECORDED = recorded.RECORDED

@@ -12,7 +12,7 @@ from conftest import ROOT
 import train
 from trainkit import ablations
 from trainkit.corpus import cached_corpus
-from trainkit.records import Metrics
+from trainkit.metrics import Metrics
 
 # A few steps of the tiny preset on the first 100,000 characters of the plays.
 TINY = ["--preset", "tiny", "--steps", "4", "--eval_interval", "2"]

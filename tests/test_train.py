@@ -22,7 +22,7 @@ from trainkit import cli, session
 from trainkit.checkpoints import load_checkpoint, save_checkpoint
 from trainkit.cli import field_comments
 from trainkit.corpus import cached_corpus, convert_play, encode_all, play_files
-from trainkit.records import Metrics
+from trainkit.metrics import Metrics
 
 ROOT = Path(__file__).resolve().parent.parent
 MARKUP = set("*_#\\[]`")

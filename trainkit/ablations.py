@@ -46,7 +46,7 @@ import torch
 from trainkit import RunError
 from trainkit.checkpoints import load_checkpoint
 from trainkit.files import write_atomically
-from trainkit.records import Metrics
+from trainkit.metrics import Metrics
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORDED = ROOT / "runs" / "ablations"

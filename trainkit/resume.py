@@ -19,7 +19,7 @@ from trainkit.checkpoints import (
     saved_config,
 )
 from trainkit.config import shown
-from trainkit.records import Metrics
+from trainkit.metrics import Metrics
 
 
 def resume_run(

@@ -38,7 +38,7 @@ from trainkit import RunError
 from trainkit.checkpoints import random_states, save_checkpoint
 from trainkit.files import check_unlocked, out_lock
 from trainkit.machine import check_memory, mean_over_processes, start_processes
-from trainkit.records import Metrics, plot_losses
+from trainkit.metrics import Metrics, plot_losses
 from trainkit.resume import resume_run
 from trainkit.tracking import labml_run
 
