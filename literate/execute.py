@@ -26,7 +26,9 @@ editing one function re-runs only the examples that reach it.
 For a translated page, the examples that reach a `tr("...")` word (see
 `literate.words`) run again with that language's words, and with a font
 that has its glyphs; the others show the English page's outputs. A glyph
-missing from the fonts is an error naming the example's line.
+missing from the fonts is an error naming the example's line; a figure's
+text that reaches past its canvas, cut off in the saved file, is a warning
+naming it (`literate.clipped`), which fails a `--strict` build.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ from literate.cache_key import (
     import_root,
     module_name,
 )
+from literate.clipped import drawn_texts, outside
 from literate.directives import Example, ExecuteError, page_examples
 from literate.directives import read_directive as read_directive  # re-exported
 from literate.figures import figure_url
@@ -60,6 +63,9 @@ from literate.model import Output, Page
 from literate.narrow import is_narrow, smallest_text
 
 log = logging.getLogger(__name__)
+# Warnings about the pages (a figure's text cut off): in a `--strict` mkdocs
+# build each one fails the build.
+page_log = logging.getLogger("mkdocs.plugins.literate")
 
 DEFAULT_CACHE = Path(".cache/outputs")  # relative to the repository root
 TIMEOUT = 600.0  # seconds for all the pending examples of one page
@@ -96,7 +102,8 @@ FONTS = {
 RASTER_DPI = 192
 # Bump when what a cache entry holds, or how it is made, changes.
 # 2: each figure's PNG too ("rasters"), beside its SVG.
-FORMAT = 2
+# 3: each figure's text cut off by its canvas ("clipped").
+FORMAT = 3
 
 
 def execute_page(
@@ -145,6 +152,8 @@ def execute_page(
         e.line: _outputs(e, results[e.line], page.source, words.get(e.alt) or e.alt)
         for e in examples
     }
+    for e in examples:
+        _warn_clipped(e, results[e.line], page.source, lang if used[e.line] else "")
     sections = tuple(
         replace(
             s,
@@ -247,6 +256,26 @@ def _outputs(
             Output(example.line, "data", text=data["json"], name=data["name"])
         )
     return tuple(outputs)
+
+
+def _warn_clipped(example: Example, result: dict, source: str, lang: str) -> None:
+    """A warning per figure whose canvas cuts off some of its text, naming the
+    example's `file:line`, the language it was drawn in and the texts; every
+    build gives them, cached or not, as the result keeps its findings."""
+    clipped = result.get("clipped") or ()
+    for number, lines in enumerate(clipped, 1):
+        if not lines:
+            continue
+        figure = f"figure {number} of {len(clipped)}" if len(clipped) > 1 else "figure"
+        drawn = f" ({lang})" if lang and lang != "en" else ""
+        shown = "; ".join(lines[:4]) + (
+            f"; and {len(lines) - 4} more" if lines[4:] else ""
+        )
+        page_log.warning(
+            "%s:%d: %s%s: text cut off by the canvas: %s. Make room for it "
+            "(a larger figure, a shorter or wrapped label, a layout engine)",
+            source, example.line, figure, drawn, shown,
+        )  # fmt: skip
 
 
 class Cache:
@@ -470,7 +499,7 @@ def _evaluate(module, source, line, expr, hide, root, results) -> dict | None:
     try:
         with contextlib.redirect_stdout(printed):
             value = eval(compile(expr, where, "eval"), vars(module))
-            text, (figures, rasters) = printed.getvalue(), _figures(value)
+            text, (figures, rasters, clipped) = printed.getvalue(), _figures(value)
             data = _data(value)
             if value is not None and not hide and not _is_figure(value) and not data:
                 text += repr(value) + "\n"
@@ -483,6 +512,7 @@ def _evaluate(module, source, line, expr, hide, root, results) -> dict | None:
             "text": scrub(text, root),
             "figures": [scrub(svg, root) for svg in figures],
             "rasters": rasters,
+            "clipped": clipped,
             "data": [dict(d, json=scrub(d["json"], root)) for d in data],
         }
     )
@@ -514,24 +544,27 @@ def _data(value) -> list[dict]:
     return [{"name": value.name, "json": value.json}]
 
 
-def _figures(value) -> tuple[list[str], list[str]]:
+def _figures(value) -> tuple[list[str], list[str], list[list[str]]]:
     """Every open pyplot figure (and a returned one), as SVG text and as a
-    base64 PNG at twice the SVG's size in CSS px (RASTER_DPI); all closed."""
+    base64 PNG at twice the SVG's size in CSS px (RASTER_DPI), and for each
+    the texts its canvas cuts off (`literate.clipped`); all closed."""
     pyplot = sys.modules.get("matplotlib.pyplot")
     figs = [pyplot.figure(n) for n in pyplot.get_fignums()] if pyplot else []
     if _is_figure(value) and value not in figs:
         figs.append(value)
-    svgs, pngs = [], []
+    svgs, pngs, clipped = [], [], []
     for fig in figs:
         buffer = io.StringIO()
-        fig.savefig(buffer, format="svg", metadata={"Date": None})
+        with drawn_texts() as drawn:
+            fig.savefig(buffer, format="svg", metadata={"Date": None})
         svgs.append(buffer.getvalue())
+        clipped.append(outside(drawn))
         raster = io.BytesIO()
         fig.savefig(raster, format="png", dpi=RASTER_DPI, metadata={"Software": None})
         pngs.append(base64.b64encode(raster.getvalue()).decode())
         if pyplot:
             pyplot.close(fig)
-    return svgs, pngs
+    return svgs, pngs, clipped
 
 
 def _traceback(err: BaseException, first_file: str) -> str:
