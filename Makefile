@@ -49,8 +49,8 @@ lint: $(STAMP) ## ruff: style and line length (88)
 	$(BIN)/ruff format --check .
 
 bench: $(STAMP) $(NODE) ## run the benchmarks; each prints a table of ratios to a reference
-	$(BIN)/python bench/mha.py
-	$(BIN)/python bench/train.py
+	$(BIN)/python bench/mha_speed.py
+	$(BIN)/python bench/train_speed.py
 	$(BIN)/python bench/site.py
 	$(BIN)/python bench/repeats.py
 	$(BIN)/python bench/web_model.py

@@ -281,7 +281,7 @@ def cache_memory(path: Path = MODEL) -> None:
 #
 # `fast=True` is a faster path for the same cached steps, for benchmarks:
 # `trainkit/decode.py` reads the weights once and runs the same operations
-# with fewer Python calls than the modules make (`bench/train.py` times
+# with fewer Python calls than the modules make (`bench/train_speed.py` times
 # both). `tests/test_decode.py` checks that it gives the logits of
 # `model(ids, caches)`. The sampling on this page, and
 # `python train.py sample`, use the path taught here.

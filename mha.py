@@ -675,7 +675,7 @@ def check_against_pytorch(seed: int = 0) -> list[report.CheckRow]:
 # output and gradients are those of three products. With gradients off the
 # three products stay: for one new token, `torch.cat` would copy
 # `3 D × D` numbers, as many as the product reads. Whether stacking is
-# faster depends on the machine: `bench/mha.py` times both ("ours, fast"
+# faster depends on the machine: `bench/mha_speed.py` times both ("ours, fast"
 # against "ours, 3 products").
 #
 # **The causal flag.** `scaled_dot_product_attention(is_causal=True)`

@@ -224,7 +224,7 @@ class Block(nn.Module):
             nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d)
         )  # fmt: skip
         # `nn.Identity` at dropout 0: the same output without a call into
-        # dropout, which adds up when sampling (`bench/train.py`).
+        # dropout, which adds up when sampling (`bench/train_speed.py`).
         self.drop = nn.Dropout(cfg.dropout) if cfg.dropout else nn.Identity()
 
     # With a `cache`, `x` holds only new positions (the next chapter).

@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[0] = str(ROOT)  # so `mha` is the tutorial, not bench/mha.py
+sys.path[0] = str(ROOT)  # the repository root: `bench.timing`
 
 import labml_nn  # noqa: E402
 

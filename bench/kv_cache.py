@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[0] = str(ROOT)  # the top-level mha.py, not bench/mha.py
+sys.path[0] = str(ROOT)  # the repository root: `mha`, `bench.timing`
 # Before PyTorch loads: on a shared machine, waiting threads sleep, not spin.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 

@@ -1,9 +1,9 @@
 """Shared helpers for the benchmarks: median timing, peak memory, tables.
 
 Import from a benchmark script run as `python bench/<name>.py`. Python puts the
-script's folder first on `sys.path`, where `bench/mha.py` would shadow the
-top-level `mha.py`; so each script first swaps that entry for the repository
-root and imports `bench.timing` as a package path:
+script's folder first on `sys.path`, not the repository root; so each script
+first swaps that entry for the root, where the tutorial's modules (`mha`,
+`train`) lie, and imports `bench.timing` as a package path:
 
     ROOT = Path(__file__).resolve().parent.parent
     sys.path[0] = str(ROOT)
@@ -133,7 +133,7 @@ def peak_rss(target: str, *args: object, timeout: float = 600) -> PeakRss:
     """Peak RSS of one call, measured in a fresh Python subprocess.
 
     `target` is `"module:function"`, importable from the repository root
-    (e.g. `"bench.mha:memory_case"`); the function is called with `args`
+    (e.g. `"bench.mha_speed:memory_case"`); the function is called with `args`
     (which must survive JSON) and returns the zero-argument callable to measure.
     """
     module, sep, name = target.partition(":")

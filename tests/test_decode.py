@@ -107,7 +107,7 @@ def test_cache_overflow_is_still_refused():
 
 
 def test_attention_step_equals_the_module_with_its_cache():
-    # bench/mha.py times this step against the module; both give the same.
+    # bench/mha_speed.py times this step against the module; both give the same.
     torch.manual_seed(0)
     mha = MultiHeadAttention(48, 4).eval()
     x = torch.randn(2, 20, 48)

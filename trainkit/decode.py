@@ -10,7 +10,7 @@ positions as rows of 2-D tensors `[B * Sn, D]` and the products as `addmm` on
 transposed views made once, so each step makes a fraction of the calls.
 `tests/test_decode.py` checks that it returns the logits of
 `CharTransformer.forward`, and that it sets no process-wide PyTorch switch;
-`bench/train.py` times both ways.
+`bench/train_speed.py` times both ways.
 
 It applies to a model in evaluation mode (no dropout) under `torch.no_grad()`
 or `torch.inference_mode()`; the weights it read must not change while it is

@@ -1,6 +1,6 @@
 """How fast `train.py` trains and samples on this machine's CPU.
 
-    python bench/train.py [--threads 1 2] [--repeats 30] [--compile]
+    python bench/train_speed.py [--threads 1 2] [--repeats 30] [--compile]
 
 For the `cpu` preset and the reference configuration (n_layer 4, n_head 4,
 d_model 128, context 64, batch 12, no dropout) it times `train.train_step`,

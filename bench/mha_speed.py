@@ -1,6 +1,6 @@
 """Benchmark `mha.MultiHeadAttention` against PyTorch, as ratios to a reference.
 
-    python bench/mha.py [--threads N] [--repeats N] [--no-memory] [--quick]
+    python bench/mha_speed.py [--threads N] [--repeats N] [--no-memory] [--quick]
 
 For each shape (batch, seq, d_model, heads) it times causal self-attention
 forward (eval, no grad) and forward+backward (train) for
@@ -34,7 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[0] = str(ROOT)  # the top-level mha.py, not this file
+sys.path[0] = str(ROOT)  # the repository root: `mha`, `bench.timing`
 # Before PyTorch loads: on a shared machine, waiting threads sleep, not spin.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
@@ -183,7 +183,7 @@ def bench_shapes(args: argparse.Namespace) -> str:
             times = times_each(calls, warmup=1, repeats=repeats)
             memory = {
                 impl: peak_rss(
-                    "bench.mha:memory_case", args.threads, impl, mode, *shape
+                    "bench.mha_speed:memory_case", args.threads, impl, mode, *shape
                 )
                 for impl in (IMPLS if args.memory else ())
             }
