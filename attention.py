@@ -95,7 +95,7 @@ TOY_KEYS = torch.tensor(  # [S, 2], each row [noun, action]
         [2.0, 0.0],  # mice is a noun
     ]
 )
-TOY_VALUES = torch.tensor(  # [S, 3], rows [noun, action, adjective]
+TOY_VALUES = torch.tensor(  # [S, 3], each row [noun, action, adjective]
     [
         [1.0, 0.0, 0.0],  # cats
         [0.0, 1.0, 0.0],  # chase
