@@ -53,8 +53,7 @@ from literate.words import tr  # a figure's words in the page's language
 #
 # With several heads, the paper gives head $i$ its own projections
 # $W^Q_i$, $W^K_i$, $W^V_i$, each `[D, Dk]`. Placed side by side they make
-# one `[D, D]` matrix, and one product computes every head's projection at
-# once:
+# one `[D, D]` matrix, and one product computes every head's projection at once:
 #
 # $$
 # W^Q = \left[\, W^Q_1 \mid W^Q_2 \mid \dots \mid W^Q_H \,\right]
