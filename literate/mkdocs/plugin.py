@@ -187,7 +187,7 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
                 "literate: plugins.literate.per_language_search: needs the "
                 f"theme material (mkdocs-material 9), not {config.theme.name!r}"
             )
-        return self.search or PerLanguageSearch()
+        return self.search or PerLanguageSearch(self.root)
 
     def _finds(self, pattern: str) -> bool:
         """Whether `pattern` alone names sources that may be read."""
@@ -246,6 +246,9 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
             for file in site.static_files(config, self.root, self.config, sources):
                 files.append(file)
             files.append(File.generated(config, JS, abs_src_path=str(JS_FILE)))
+            worker = self.search.worker_file(config, files) if self.search else None
+            if worker is not None:
+                files.append(worker)
         return files
 
     @event_priority(AFTER_I18N)
@@ -413,15 +416,16 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
     @event_priority(10)
     def _hand_search_its_view(self, context: dict, *, page: Page, **kwargs) -> dict:
         # The search plugin indexes page.content in its on_page_context
-        # (priority 0): give it the text without markup, restore it after.
-        if page.meta.get("literate"):
+        # (priority 0): give it the words in the blocks a result shows
+        # (generated and hand-written pages alike), restore it after.
+        if page.content is not None:
             self.full_content = page.content
             page.content = search_view(page.content)
         return context
 
     @event_priority(-10)
     def _restore_the_page(self, context: dict, *, page: Page, **kwargs) -> dict:
-        if page.meta.get("literate"):
+        if page.content is not None:
             page.content = self.full_content
         return context
 
