@@ -58,23 +58,47 @@ class ModuleCode:
     modules: tuple[Path | None, ...] = ()  # the file an `import m (as n)` binds
 
 
+@dataclass(frozen=True)
+class Reach:
+    """What evaluating an example can run, from one walk of the code: the
+    statements (`file: code`, sorted) and the `tr("...")` words among them."""
+
+    code: tuple[str, ...]
+    words: tuple[str, ...]
+
+
+def reach(root: Path, source: str, expr: str) -> Reach:
+    """The code and the words that `expr`, evaluated in `root / source`, reaches."""
+    tree = ast.parse(expr, mode="eval")
+    found = _reach(root, root / source, _uses(tree), _attributes(tree))
+    code = {
+        f"{file.relative_to(root).as_posix()}: {analyse(root, file).statements[i]}"
+        for file, i in found
+    }
+    words = {word for file, i in found for word in analyse(root, file).words[i]}
+    return Reach(tuple(sorted(code)), tuple(sorted(words)))
+
+
 def code_key(
     root: Path,
     source: str,
     expr: str,
     salt: object = None,
     packages: tuple[str, ...] = PACKAGES,
+    reached: Reach | None = None,
 ) -> str:
-    """The hex digest for `expr` evaluated in the module at `root / source`."""
-    tree = ast.parse(expr, mode="eval")
-    names, used_as = _uses(tree), _attributes(tree)
+    """The hex digest for `expr` evaluated in the module at `root / source`.
+
+    `reached`: what `reach` found for it, when the caller has it already.
+    """
+    reached = reached or reach(root, source, expr)
     payload = {
         "salt": salt,
         "python": platform.python_version(),
         "packages": versions(tuple(packages)),
         "source": source,
         "expr": expr,
-        "code": sorted(reachable_code(root, root / source, names, used_as)),
+        "code": list(reached.code),
     }
     text = json.dumps(payload, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(text.encode()).hexdigest()
@@ -104,13 +128,7 @@ def reachable_code(
 
 def example_words(root: Path, source: str, expr: str) -> tuple[str, ...]:
     """The `tr("...")` words (see `literate.words`) that `expr` can reach, sorted."""
-    tree = ast.parse(expr, mode="eval")
-    found = {
-        word
-        for file, i in _reach(root, root / source, _uses(tree), _attributes(tree))
-        for word in analyse(root, file).words[i]
-    }
-    return tuple(sorted(found))
+    return reach(root, source, expr).words
 
 
 def _reach(

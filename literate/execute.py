@@ -44,16 +44,18 @@ import subprocess
 import sys
 import tempfile
 import traceback
+from collections.abc import Mapping
 from dataclasses import replace
 from itertools import pairwise
 from pathlib import Path, PurePosixPath
 
 from literate.cache_key import (
     PACKAGES,
+    Reach,
     code_key,
-    example_words,
     import_root,
     module_name,
+    reach,
 )
 from literate.clipped import drawn_texts, outside
 from literate.directives import Example, ExecuteError, page_examples
@@ -115,7 +117,8 @@ def execute_page(
     timeout: float = TIMEOUT,
     packages: tuple[str, ...] = PACKAGES,
     lang: str = "",
-    words: dict[str, str] | None = None,
+    words: Mapping[str, str] | None = None,
+    reaches: Mapping[int, Reach] | None = None,
 ) -> Page:
     """`page` with the outputs of its examples; runs only what is not cached.
 
@@ -125,6 +128,8 @@ def execute_page(
     the installed packages whose versions count for the cache key. For a
     translated page, `lang` is its language and `words` its table (English
     -> translation, checked): the examples' `tr` words and alt texts.
+    `reaches`: what each example (by its line) reaches (`cache_key.reach`),
+    when the caller has it; else it is found here.
     """
     examples = [e for e in page_examples(page) if not e.notebook_only]
     if not examples:
@@ -132,9 +137,15 @@ def execute_page(
     root = (root or _root_of(Path(source_path), page.source)).resolve()
     cache = Cache(root / (cache_dir or DEFAULT_CACHE), root)
     words = words or {}
-    used = {e.line: _used_words(e, page.source, root, lang, words) for e in examples}
+    reaches = dict(reaches or {})
+    for e in examples:
+        if e.line not in reaches:
+            reaches[e.line] = reach(root, page.source, e.expr)
+    used = {e.line: _used_words(reaches[e.line], lang, words) for e in examples}
     keys = {
-        e.line: _example_key(e, page.source, root, packages, lang, used[e.line])
+        e.line: _example_key(
+            e, page.source, root, packages, reaches[e.line], lang, used[e.line]
+        )
         for e in examples
     }
     results = {e.line: cache.get(keys[e.line]) for e in examples}
@@ -175,17 +186,15 @@ def _root_of(source_path: Path, source: str) -> Path:
     return path.parents[len(parts) - 1]
 
 
-def _used_words(
-    example: Example, source: str, root: Path, lang: str, words: dict[str, str]
-) -> dict[str, str]:
-    """The `tr` words `example` reaches, with their translations in `lang`.
+def _used_words(reached: Reach, lang: str, words: Mapping[str, str]) -> dict[str, str]:
+    """The `tr` words an example reaches, with their translations in `lang`.
 
     {} for an English page, or an example that reaches none: its output is
     then the English page's.
     """
     if not lang or lang == "en":
         return {}
-    return {w: words.get(w, "") for w in example_words(root, source, example.expr)}
+    return {w: words.get(w, "") for w in reached.words}
 
 
 def _example_key(
@@ -193,6 +202,7 @@ def _example_key(
     source: str,
     root: Path,
     packages: tuple[str, ...],
+    reached: Reach,
     lang: str = "",
     used: dict[str, str] | None = None,
 ) -> str:
@@ -203,7 +213,7 @@ def _example_key(
     salt: dict = {"format": FORMAT, "style": STYLE}
     if used:
         salt |= {"lang": lang, "fonts": FONTS.get(lang), "words": used}
-    return code_key(root, source, example.expr, salt, packages)
+    return code_key(root, source, example.expr, salt, packages, reached)
 
 
 def _outputs(

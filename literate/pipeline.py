@@ -21,8 +21,7 @@ from pathlib import Path, PurePosixPath
 
 import nbformat
 
-from literate.cache_key import PACKAGES, example_words
-from literate.directives import page_examples
+from literate.cache_key import PACKAGES, Reach
 from literate.execute import TIMEOUT, execute_page
 from literate.highlight import cross_page_links  # noqa: F401 (for the plugin)
 from literate.katex import Katex, dist_folder
@@ -32,11 +31,16 @@ from literate.parse import parse
 from literate.render import MARKDOWN_EXTENSIONS, render_page, render_page_tolerant
 from literate.textfile import inside, project_glob, read_utf8
 from literate.translate import translate_page
+from literate.translation import Translation, load_translation
 from literate.translations.check import Term, load_glossary
-from literate.translations.layout import figure_keys, glossary_path, table_path
+from literate.translations.layout import (
+    SourceKeys,
+    example_reaches,
+    glossary_path,
+    keys_of,
+    table_path,
+)
 from literate.translations.status import status_in, status_markdown
-from literate.translations.tables import load_table
-from literate.words import checked
 
 SOURCE_LANGUAGE = "en"  # the language the comments of the sources are in
 KATEX = ""  # the plugin's default `katex` option: the packaged KaTeX
@@ -71,7 +75,10 @@ class Pipeline:
         self.timeout = timeout
         self.extensions = tuple(extensions)
         self.formulas = Katex.for_dist(dist_folder(self.root, katex))
+        self._parsed: dict[str, Page] = {}
+        self._reaches: dict[str, dict[int, Reach]] = {}
         self._english: dict[str, Page] = {}
+        self._translations: dict[tuple[str, str], Translation] = {}
         self._executed: dict[tuple[str, str], Page] = {}
         self._glossaries: dict[str, tuple[Term, ...]] = {}
 
@@ -84,10 +91,28 @@ class Pipeline:
         """
         return read_utf8(inside(self.root, source), source)
 
+    def parsed(self, source: str) -> Page:
+        """`source` parsed, without outputs (read and parsed once)."""
+        if source not in self._parsed:
+            self._parsed[source] = parse(self.read(source), source)
+        return self._parsed[source]
+
+    def reaches(self, source: str) -> dict[int, Reach]:
+        """What each example of `source` (by its line) can run, and the `tr`
+        words among it (`cache_key.reach`): one walk of the code per
+        example, for its cache key, its words and the source's keys."""
+        if source not in self._reaches:
+            self._reaches[source] = example_reaches(self.root, self.parsed(source))
+        return self._reaches[source]
+
+    def keys(self, source: str) -> SourceKeys:
+        """The translation keys of `source` today, by kind."""
+        return keys_of(self.parsed(source), self.reaches(source))
+
     def english(self, source: str) -> Page:
         """`source` parsed, with its examples' outputs (run or cached)."""
         if source not in self._english:
-            page = parse(self.read(source), source)
+            page = self.parsed(source)
             if self.run_examples:
                 page = execute_page(
                     page,
@@ -95,9 +120,21 @@ class Pipeline:
                     root=self.root,
                     timeout=self.timeout,
                     packages=self.packages,
+                    reaches=self.reaches(source),
                 )
             self._english[source] = page
         return self._english[source]
+
+    def translation(self, source: str, lang: str) -> Translation:
+        """`source`'s table in `lang`, read and checked once (`Translation`)."""
+        if (source, lang) not in self._translations:
+            self._translations[source, lang] = load_translation(
+                table_path(self.root, lang, source),
+                lang,
+                self.keys(source),
+                self.glossary(lang),
+            )
+        return self._translations[source, lang]
 
     def page(self, source: str, lang: str = SOURCE_LANGUAGE) -> Page:
         """`source` in `lang`, from its table and the language's glossary.
@@ -108,19 +145,24 @@ class Pipeline:
         english = self.english(source)
         if lang == SOURCE_LANGUAGE:
             return english
-        path = table_path(self.root, lang, source)
-        table = load_table(path) if path.exists() else {}
+        translation = self.translation(source, lang)
         if self.run_examples:
-            english = self._in_language(source, lang, table)
-        # The figures' words and alt texts are not prose (nor old prose).
-        figures = set(figure_keys(self.root, english))
-        prose = {k: v for k, v in table.items() if k not in figures}
-        return translate_page(english, lang, prose, self.glossary(lang))
+            english = self._in_language(source, translation)
+        keys = translation.keys
+        return translate_page(
+            english,
+            lang,
+            translation.table,
+            translation.glossary,
+            shown=translation.shown,
+            known=keys.alts + keys.words,
+        )
 
-    def _in_language(self, source: str, lang: str, table: dict[str, str]) -> Page:
-        """The English page with its examples' outputs for `lang`."""
+    def _in_language(self, source: str, translation: Translation) -> Page:
+        """The English page with its examples' outputs for the translation's
+        language."""
+        lang = translation.lang
         if (source, lang) not in self._executed:
-            words = checked(table, self.glossary(lang))
             self._executed[source, lang] = execute_page(
                 self.english(source),
                 self.root / source,
@@ -128,7 +170,8 @@ class Pipeline:
                 timeout=self.timeout,
                 packages=self.packages,
                 lang=lang,
-                words=words,
+                words=translation.shown,
+                reaches=self.reaches(source),
             )
         return self._executed[source, lang]
 
@@ -172,35 +215,40 @@ class Pipeline:
         """
         words = {}
         if page.lang != SOURCE_LANGUAGE:
-            path = table_path(self.root, page.lang, page.source)
-            table = checked(load_table(path), self.glossary(page.lang))
-            words = (
-                {
-                    w: table[w]
-                    for e in page_examples(page)
-                    if not e.notebook_only
-                    for w in example_words(self.root, page.source, e.expr)
-                    if w in table
-                }
-                if path.exists()
-                else {}
-            )
+            translation = self.translation(page.source, page.lang)
+            reaches = self.reaches(page.source).values()
+            words = translation.words(w for r in reaches for w in r.words)
         return nbformat.writes(page_to_notebook(page, words))
 
     def forget(self, source: str | None = None) -> None:
         """Read `source` (or every source, and the glossaries) again next time."""
         if source is None:
-            self._english.clear()
-            self._executed.clear()
+            for memo in self._memos():
+                memo.clear()
             self._glossaries.clear()
         else:
-            self._english.pop(source, None)
-            for lang_key in [k for k in self._executed if k[0] == source]:
-                del self._executed[lang_key]
+            for memo in self._memos():
+                for memo_key in [k for k in memo if _of_source(k, source)]:
+                    del memo[memo_key]
+
+    def _memos(self) -> tuple[dict, ...]:
+        """What the pipeline keeps per source (and per language)."""
+        return (
+            self._parsed,
+            self._reaches,
+            self._english,
+            self._translations,
+            self._executed,
+        )
 
     def close(self) -> None:
         """Stop the KaTeX process (the next formula starts another)."""
         self.formulas.close()
+
+
+def _of_source(memo_key: str | tuple[str, str], source: str) -> bool:
+    """Whether a memo's key (a source, or a source and a language) is `source`'s."""
+    return memo_key == source or (isinstance(memo_key, tuple) and memo_key[0] == source)
 
 
 def status_page(root: Path, sources: list[str]) -> str:

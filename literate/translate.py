@@ -17,7 +17,7 @@ import functools
 import heapq
 import itertools
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
 from literate.comments import CodeComment, section_comments
@@ -35,7 +35,13 @@ EXACT = 4
 
 
 def translate_page(
-    page: Page, lang: str, table: dict[str, str], glossary: tuple[Term, ...] = ()
+    page: Page,
+    lang: str,
+    table: Mapping[str, str],
+    glossary: tuple[Term, ...] = (),
+    *,
+    shown: Mapping[str, str] | None = None,
+    known: Iterable[str] = (),
 ) -> Page:
     """`page` in `lang`: each section translated, untranslated or stale.
 
@@ -43,64 +49,86 @@ def translate_page(
     have no mark: an untranslated title simply stays English), and so are the
     prose comments of the code column (`Page.comments`; an untranslated one
     stays English, unmarked, as code does).
+
+    `shown`: the entries of `table` already checked (a `Translation`'s),
+    used as they are; without it each entry a page uses is checked here.
+    `known`: the source's other current keys (its figures' words), which
+    are not stale.
     """
     comments = section_comments(page.sections)
     current = {key(s.docs) for s in page.sections}
-    current |= {key(page.title), key(page.summary)}
+    current |= {key(page.title), key(page.summary), *known}
     current |= {comment.text for comment in comments}
     orphans = [k for k, v in table.items() if k not in current and v.strip()]
+    if shown is None:
+        shown = _Checked(table, glossary)
     sections = tuple(
-        _translate_section(section, table, orphans, glossary)
-        for section in page.sections
+        _translate_section(section, shown, orphans) for section in page.sections
     )
     return replace(
         page,
-        title=_translate_text(page.title, table, glossary) or page.title,
-        summary=_translate_text(page.summary, table, glossary) or page.summary,
+        title=_translate_text(page.title, shown) or page.title,
+        summary=_translate_text(page.summary, shown) or page.summary,
         sections=sections,
         lang=lang,
         comments=tuple(
-            shown
+            (comment.number, _as_comment(comment, value))
             for comment in comments
-            if (shown := _translate_comment(comment, table, glossary)) is not None
+            if (value := _comment_value(comment, shown, table, glossary))
         ),
     )
 
 
-def _translate_comment(
-    comment: CodeComment, table: dict[str, str], glossary
-) -> tuple[int, str] | None:
-    """(line, the comment as shown) when the table has a translation that
-    passes `comment_problems`: the `#` and its spaces as written, then the
-    translation."""
+class _Checked(Mapping):
+    """A table seen through the check: an entry is there if it passes."""
+
+    def __init__(self, table: Mapping[str, str], glossary: tuple[Term, ...]):
+        self.table, self.glossary = table, glossary
+
+    def __getitem__(self, text_key: str) -> str:
+        value = self.table[text_key]
+        if not value.strip() or check_entry(text_key, value, self.glossary):
+            raise KeyError(text_key)
+        return value
+
+    def __iter__(self):
+        return iter(self.table)
+
+    def __len__(self) -> int:
+        return len(self.table)
+
+
+def _comment_value(comment: CodeComment, shown, table, glossary) -> str:
+    """The translation of a code comment that may be shown, or ""."""
+    if not isinstance(shown, _Checked):
+        return shown.get(comment.text, "").strip()
     value = table.get(comment.text, "").strip()
-    if not value or comment_problems(comment.text, value, glossary):
-        return None
+    return "" if comment_problems(comment.text, value, glossary) else value
+
+
+def _as_comment(comment: CodeComment, value: str) -> str:
+    """The comment as shown: the `#` and its spaces as written, then `value`."""
     marker = comment.token[: len(comment.token) - len(comment.token.lstrip("# "))]
-    return comment.number, marker + value
+    return marker + value
 
 
-def _translate_text(english: str, table: dict[str, str], glossary) -> str | None:
-    """The checked translation of `english` with its spans filled, or None."""
+def _translate_text(english: str, shown: Mapping[str, str]) -> str | None:
+    """The translation of `english` with its spans filled, or None."""
     if not english.strip():
         return None
-    text_key = key(english)
-    value = table.get(text_key, "")
-    if not value.strip() or check_entry(text_key, value, glossary):
+    value = shown.get(key(english), "")
+    if not value.strip():
         return None
     return fill(value, extract(normalize(english)).spans)
 
 
 def _translate_section(
-    section: Section,
-    table: dict[str, str],
-    orphans: list[str],
-    glossary: tuple[Term, ...],
+    section: Section, shown: Mapping[str, str], orphans: list[str]
 ) -> Section:
     if not section.docs.strip():
         return section  # no prose: nothing to translate
     english = section.docs
-    docs = _translate_text(english, table, glossary)
+    docs = _translate_text(english, shown)
     if docs is not None:
         return replace(section, docs=docs, english=english, state="translated")
     state = "stale" if most_similar(key(english), orphans) else "untranslated"

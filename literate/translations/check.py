@@ -814,3 +814,26 @@ def comment_problems(
     if value.strip() == key.strip() and len(re.findall(r"[A-Za-z]{2,}", key)) > 2:
         problems.append("the English is copied unchanged: translate it or leave it ''")
     return problems
+
+
+def entry_problems(key: str, value: str, keys, glossary: tuple[Term, ...] = ()):
+    """The defects of one table entry, by what its key is in its source.
+
+    `keys` is the source's `SourceKeys`. Prose, the title and the summary
+    are checked by `check_entry`, a code comment by `comment_problems` (a
+    key that is only a comment is not prose); what reaches an attribute
+    (title, summary, alt text, figure word) also by `attribute_problems`,
+    and what a figure draws (alt texts too: the build drops them alike) by
+    `figure_problems`. A key of several kinds passes the checks of each.
+    """
+    problems = []
+    if key in keys.comments:
+        problems += comment_problems(key, value, glossary)
+    if key not in keys.comment_only:
+        problems += check_entry(key, value, glossary)
+    word, alt = key in keys.words, key in keys.alts
+    if word or alt or key in keys.head:
+        problems += attribute_problems(key, value)
+    if word or alt:
+        problems += figure_problems(key, value)
+    return list(dict.fromkeys(problems))

@@ -23,10 +23,8 @@ from literate.model import SourceError
 from literate.textfile import FileRefused, inside
 from literate.translations.check import (
     Term,
-    attribute_problems,
     check_entry,
-    comment_problems,
-    figure_problems,
+    entry_problems,
     glyph_problems,
     load_glossary,
     missing_fonts,
@@ -353,26 +351,14 @@ def _check_file(
 
 
 def _entry_problems(entry, lang: str, glossary, keys: SourceKeys | None) -> list[str]:
-    """`check_entry`'s problems; for a title, summary, alt text or figure
-    word also those of text in an attribute, for what a figure draws those
-    of its math (alt texts too: the build drops them alike), and for a word
-    its glyphs in the language's figure fonts. A code comment's entry is
-    checked as a comment (`comment_problems`), unless it is also prose."""
+    """`entry_problems` when the entry's source is known (else `check_entry`),
+    and for a figure word its glyphs in the language's figure fonts."""
     if keys is None:
         return check_entry(entry.key, entry.value, glossary)
-    problems = []
-    if entry.key in keys.comments:
-        problems += comment_problems(entry.key, entry.value, glossary)
-    if entry.key not in keys.comment_only:
-        problems += check_entry(entry.key, entry.value, glossary)
-    word, alt = entry.key in keys.words, entry.key in keys.alts
-    if word or alt or entry.key in keys.head:
-        problems += attribute_problems(entry.key, entry.value)
-    if word or alt:
-        problems += figure_problems(entry.key, entry.value)
-    if word and not missing_fonts(lang):
+    problems = entry_problems(entry.key, entry.value, keys, glossary)
+    if entry.key in keys.words and not missing_fonts(lang):
         problems += glyph_problems(entry.value, lang)
-    return list(dict.fromkeys(problems))
+    return problems
 
 
 def _stale_errors(name: str, lang: str, entries, keys: SourceKeys | None) -> list[str]:

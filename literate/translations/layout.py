@@ -147,13 +147,36 @@ def source_keys(root: Path, source: str) -> SourceKeys:
     if not path.is_file():
         raise FileNotFoundError(f"{source}: source file not found under {root}")
     page = parse(read_utf8(path, source), source)
+    return keys_of(page, example_reaches(root, page))
+
+
+def keys_of(page, reaches: dict) -> SourceKeys:
+    """The keys of a parsed page whose examples reach what `reaches` says
+    (see `example_reaches`)."""
+    from literate.directives import page_examples
+
     head = [key(text) for text in (page.title, page.summary) if text.strip()]
     prose = [key(s.docs) for s in page.sections if s.docs.strip()]
-    alts, words = _figure_keys(root, page)
-    comments = dict.fromkeys(c.text for c in section_comments(page.sections))
+    examples = [e for e in page_examples(page) if not e.notebook_only]
+    alts = [e.alt for e in examples if e.alt]
+    words = [w for e in examples for w in reaches[e.line].words]
+    comments = [c.text for c in section_comments(page.sections)]
     return SourceKeys(
-        tuple(head), tuple(prose), tuple(alts), tuple(words), tuple(comments)
+        *(tuple(dict.fromkeys(k)) for k in (head, prose, alts, words, comments))
     )
+
+
+def example_reaches(root: Path, page) -> dict:
+    """{line: what the example there reaches} (`cache_key.reach`), for each
+    example of a parsed page that the build runs."""
+    from literate.cache_key import reach
+    from literate.directives import page_examples
+
+    return {
+        e.line: reach(root.resolve(), page.source, e.expr)
+        for e in page_examples(page)
+        if not e.notebook_only
+    }
 
 
 def current_keys(root: Path, source: str) -> list[str]:
@@ -162,26 +185,6 @@ def current_keys(root: Path, source: str) -> list[str]:
     Raises FileNotFoundError naming the source when it does not exist.
     """
     return source_keys(root, source).all
-
-
-def figure_keys(root: Path, page) -> list[str]:
-    """The alt texts of a parsed page's examples, and the `tr` words they reach."""
-    alts, words = _figure_keys(root, page)
-    return list(dict.fromkeys(alts + words))
-
-
-def _figure_keys(root: Path, page) -> tuple[list[str], list[str]]:
-    from literate.cache_key import example_words
-    from literate.directives import page_examples
-
-    alts: list[str] = []
-    words: list[str] = []
-    for example in page_examples(page):
-        if example.notebook_only:
-            continue
-        alts += [example.alt] if example.alt else []
-        words += example_words(root.resolve(), page.source, example.expr)
-    return list(dict.fromkeys(alts)), list(dict.fromkeys(words))
 
 
 def relative(path: Path, root: Path) -> str:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from literate.labels import label
-from literate.translations.check import check_entry, comment_problems, load_glossary
+from literate.translations.check import entry_problems, load_glossary
 from literate.translations.layout import (
     SourceKeys,
     glossary_path,
@@ -69,10 +69,8 @@ def _row(lang, source, keys: SourceKeys, entries, glossary) -> Row:
 
 
 def _passes(key: str, value: str, keys: SourceKeys, glossary) -> bool:
-    """Whether an entry passes the check of its kind (a comment's or prose's)."""
-    if key in keys.comments and comment_problems(key, value, glossary):
-        return False
-    return key in keys.comment_only or not check_entry(key, value, glossary)
+    """Whether an entry passes the checks of its kind (`entry_problems`)."""
+    return not entry_problems(key, value, keys, glossary)
 
 
 def status_markdown(root: Path, sources: tuple[str, ...] | None = None) -> str:
