@@ -6,6 +6,10 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 NODE   := node_modules/.installed
 PORT   ?= 8000
+# The tests run on one worker per core (pytest-xdist, `-n`); the tests that
+# share a costly fixture run on one worker (`worker_group` in tests/conftest.py,
+# `--dist loadgroup` in pyproject.toml). JOBS=1 runs them in one process.
+JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
 
 .DEFAULT_GOAL := help
 .PHONY: help install serve docs test test-fast lint bench train sample translations clean
@@ -39,10 +43,10 @@ docs: $(STAMP) ## build the site into site/ (strict: any warning fails the build
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 test: $(STAMP) $(NODE) ## run the test suite (numerics, renderer, translations, site in a browser)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(JOBS)
 
 test-fast: $(STAMP) $(NODE) ## all but the browser, site-build and training tests (under a minute)
-	$(BIN)/python -m pytest -q -m "not slow and not browser" --ignore=tests/test_train.py
+	$(BIN)/python -m pytest -n $(JOBS) -q -m "not slow and not browser" --ignore=tests/test_train.py
 
 lint: $(STAMP) ## ruff: style and line length (88)
 	$(BIN)/ruff check .

@@ -7,8 +7,11 @@ prose) hides its end behind a sideways scroll; a line too long for the column
 wraps, keeps its number on its first row and marks its continuation; the
 prose column is at least 480 px wide at 1400 px; copying a block gives its
 lines as written. At 400 px every figure's smallest text is at least 9 CSS
-px at the size it is shown (`literate.narrow`). Screenshots of every chapter
-at 1400, 1000 and 400 px go to test-artifacts/screenshots/layout-*.png.
+px at the size it is shown (`literate.narrow`). At every width nothing in a
+chapter's prose column sticks out or scrolls sideways, English originals
+shown or not, and at 1400 px no chapter is taller than 15,000 px. With
+LITERATE_SCREENSHOTS=1, screenshots of every chapter at 1400, 1000 and
+400 px go to test-artifacts/screenshots/layout-*.png.
 """
 
 from __future__ import annotations
@@ -27,13 +30,14 @@ from conftest import ROOT
 # The built site, its server and the browser are test_site's fixtures (the
 # functions below take them by name: hence noqa F811).
 from test_site import (  # noqa: F401 (fixtures)
+    CLIPPED,
     LANGS,
-    SHOT_HEIGHT,
-    SHOTS,
+    MAX_PAGE_HEIGHT,
     SOURCES,
     Tab,
     browser,
     in_browser,
+    save_page_screenshot,
     server,
     serving,
     site,
@@ -90,11 +94,8 @@ def open_tab(chromium, base: str, width: int, scheme: str = "light") -> Tab:
 
 
 def screenshot(page, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    height = page.evaluate("document.documentElement.scrollHeight")
-    width = page.viewport_size["width"]
-    clip = {"x": 0, "y": 0, "width": width, "height": min(height, SHOT_HEIGHT)}
-    page.screenshot(path=SHOTS / f"layout-{name}.png", full_page=True, clip=clip)
+    """The top of the page as layout-`name`.png, with LITERATE_SCREENSHOTS=1."""
+    save_page_screenshot(page, f"layout-{name}.png")
 
 
 def load_figures(page) -> None:
@@ -115,21 +116,35 @@ def window(request, browser, server):  # noqa: F811
 
 @in_browser
 @pytest.mark.parametrize("lang, name", CHAPTERS)
-def test_no_code_block_scrolls_sideways_and_the_prose_has_room(window, lang, name):
+def test_nothing_scrolls_sideways_or_is_clipped_and_the_chapter_fits(
+    window, lang, name
+):
+    """At each width: no code block scrolls sideways (at 1000 and 1400 px),
+    the figures' text is readable (400 px), nothing in the prose column
+    sticks out or scrolls sideways, with the English originals shown too on
+    a translated page; at 1400 px the prose has room and the chapter is
+    short enough to finish in a sitting."""
     width, tab = window
     page = tab.open(LANGS[lang] + name)
     screenshot(page, f"{lang}-{Path(name).stem}-{width}")
+    if width == 1400:
+        height = page.evaluate("document.documentElement.scrollHeight")
+        assert height <= MAX_PAGE_HEIGHT, f"{LANGS[lang]}{name}: {height} px tall"
     if width == 400:
         load_figures(page)
         for figure in page.evaluate(FIGURES):
             assert figure["px"] >= READABLE_PX, (name, figure)
-        return
-    found = page.evaluate(LAYOUT)
-    assert found["blocks"] > 10
-    assert found["hidden"] == [], found["hidden"][:5]
-    assert found["font"] >= CODE_FONT_PX
-    if width == 1400:
-        assert found["prose"] >= PROSE_PX
+    else:
+        found = page.evaluate(LAYOUT)
+        assert found["blocks"] > 10
+        assert found["hidden"] == [], found["hidden"][:5]
+        assert found["font"] >= CODE_FONT_PX
+        if width == 1400:
+            assert found["prose"] >= PROSE_PX
+    if lang != "en":
+        page.check("#lit-originals")  # the English originals shown too
+    clipped = page.evaluate(CLIPPED)
+    assert clipped == [], f"{LANGS[lang]}{name} at {width} px:\n" + "\n".join(clipped)
 
 
 # A line of mha.py longer than the code column at 1000 px, and the section

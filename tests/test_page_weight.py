@@ -19,7 +19,6 @@ import test_site
 from conftest import CHAPTERS, ROOT, Tree
 from test_site import (
     LANGS,
-    SHOTS,
     WIDE,
     assert_reads_on_the_page,
     in_browser,
@@ -227,7 +226,7 @@ def test_raster_figures_read_in_the_dark_theme(browser, server):
         rasters = page.locator(f'.lit-output img[src*="{FIGURE_DIR}/"][src$=".png"]')
         assert rasters.count() >= 1
         for n in range(rasters.count()):
-            shot = SHOTS / f"en-generate-dark-raster-{n}.png"
+            shot = f"en-generate-dark-raster-{n}.png"
             assert_reads_on_the_page(rasters.nth(n), shot)
     finally:
         context.close()

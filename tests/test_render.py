@@ -91,14 +91,28 @@ def test_defined_names_link_to_their_section():
     assert '<span class="nf">forward</span>' in html
 
 
-def fresh_render(source: str) -> str:
-    """A render with no cache warm: a new KaTeX process, highlighting redone."""
+def fresh_render(source: str, formulas: katex.Katex | None = None) -> str:
+    """A render with no cache warm: highlighting redone, and the formulas
+    typeset by `formulas` with its cache emptied (by default, a new KaTeX
+    process)."""
     highlight._COLUMNS.clear()
+    if formulas is not None:
+        formulas.cache.clear()
+        return render_source(source, formulas=formulas)
     formulas = katex.Katex.for_dist(KATEX_DIST)
     try:
         return render_source(source, formulas=formulas)
     finally:
         formulas.close()
+
+
+@pytest.fixture(scope="module")
+def engine():
+    """One KaTeX process for the generated sources: starting one per example
+    would cost more than the rest of the test."""
+    formulas = katex.Katex.for_dist(KATEX_DIST)
+    yield formulas
+    formulas.close()
 
 
 def test_rendering_is_byte_identical_and_independent_of_the_caches():
@@ -125,9 +139,9 @@ def test_rendering_is_byte_identical_and_independent_of_the_caches():
         max_size=10,
     )
 )
-def test_render_is_deterministic_for_generated_sources(parts):
+def test_render_is_deterministic_for_generated_sources(engine, parts):
     source = "\n".join(parts) + "\n"
-    assert fresh_render(source) == render_source(source)
+    assert fresh_render(source, engine) == render_source(source)
 
 
 # --- math -----------------------------------------------------------------------

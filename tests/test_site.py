@@ -1,9 +1,10 @@
 """The built site in a real browser: every page, in every language.
 
-The session builds the site once (`mkdocs build --strict`) into a temporary
-folder, serves it from a local port and opens it in Debian's Chromium through
-playwright. Every request is routed through the test: one that leaves the
-local server is recorded and refused. Screenshots of every page, wide and
+The run builds the site once (`mkdocs build --strict`) into a temporary
+folder that its workers share, serves it from a local port and opens it in
+Debian's Chromium through playwright (one per worker). Every request is
+routed through the test: one that leaves the local server is recorded and
+refused. With LITERATE_SCREENSHOTS=1, screenshots of every page, wide and
 narrow, go to test-artifacts/screenshots/ for a person to look at.
 """
 
@@ -20,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import CHAPTERS
+from conftest import CHAPTERS, made_once
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import sync_playwright
 
@@ -37,6 +38,9 @@ def in_browser(test):
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "test-artifacts" / "screenshots"
+# Screenshots for a person to look at cost a second or two each: taken only
+# when asked for. A check that reads a screenshot's pixels takes its own.
+SCREENSHOTS = os.environ.get("LITERATE_SCREENSHOTS") == "1"
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -95,6 +99,7 @@ PAGE_FACTS = """() => {
   };
   const links = sel => [...document.querySelectorAll(sel)].map(l => l.href);
   return {
+    notebooks: links('.lit-source a[download]'),
     lang: document.documentElement.lang,
     alternates: Object.fromEntries([...document.querySelectorAll(
       'link[rel=alternate][hreflang]')].map(l => [l.hreflang, l.href])),
@@ -133,9 +138,26 @@ def build_site(out: Path) -> None:
 
 @pytest.fixture(scope="session")
 def site(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("site")
-    build_site(out)
-    return out
+    """The site, built once per run: the first worker (or module importing
+    this fixture) that needs it builds it, the others wait and share it."""
+    return made_once(tmp_path_factory, "site", build_site)
+
+
+def save_screenshot(target, name: str, **options) -> None:
+    """A screenshot of `target` (a page or a locator) as SHOTS/`name`, when
+    LITERATE_SCREENSHOTS=1 asks for them."""
+    if SCREENSHOTS:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        target.screenshot(path=SHOTS / name, **options)
+
+
+def save_page_screenshot(page, name: str) -> None:
+    """The top of `page` (at most SHOT_HEIGHT px) as SHOTS/`name`, when asked."""
+    if SCREENSHOTS:
+        height = page.evaluate("document.documentElement.scrollHeight")
+        width = page.viewport_size["width"]
+        clip = {"x": 0, "y": 0, "width": width, "height": min(height, SHOT_HEIGHT)}
+        save_screenshot(page, name, full_page=True, clip=clip)
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -245,8 +267,11 @@ def visit(tabs):
     """visit(lang, name, size): the facts of one page, loaded once per session.
 
     A wide visit waits until the network is idle, so the errors and requests
-    of the search index and the sitemaps are in; a narrow one, which loads
-    the same files, waits for the load event. Each visit saves a screenshot.
+    of the search index and the sitemaps are in, and also reads the page's
+    interface words (UI_WORDS) and, on a chapter, its headings
+    (HEADING_FACTS); a narrow one, which loads the same files, waits for the
+    load event. With LITERATE_SCREENSHOTS=1
+    each visit saves a screenshot.
     """
     seen: dict[tuple[str, str, str], dict] = {}
 
@@ -255,13 +280,12 @@ def visit(tabs):
             tab = tabs[size]
             until = "networkidle" if size == "wide" else "load"
             page = tab.open(LANGS[lang] + name, until=until)
-            SHOTS.mkdir(parents=True, exist_ok=True)
-            shot = SHOTS / f"{lang}-{Path(name).stem}-{size}.png"
-            height = page.evaluate("document.documentElement.scrollHeight")
-            width = page.viewport_size["width"]
-            clip = {"x": 0, "y": 0, "width": width, "height": min(height, SHOT_HEIGHT)}
-            page.screenshot(path=shot, full_page=True, clip=clip)
+            save_page_screenshot(page, f"{lang}-{Path(name).stem}-{size}.png")
             found = page.evaluate(PAGE_FACTS)
+            if size == "wide":  # what the words, heading and notebook tests read
+                found["words"] = page.evaluate(UI_WORDS)
+                if name in SOURCES:
+                    found["headings"] = page.evaluate(HEADING_FACTS)
             found.update(errors=list(tab.errors), foreign=list(tab.foreign))
             seen[lang, name, size] = found
         return seen[lang, name, size]
@@ -508,9 +532,8 @@ HEADING_FACTS = """() => {
 
 @in_browser
 @pytest.mark.parametrize(("lang", "name"), GENERATED)
-def test_a_list_of_sections_under_the_title_and_anchors_by_heading(tabs, lang, name):
-    page = tabs["wide"].open(LANGS[lang] + name)
-    facts = page.evaluate(HEADING_FACTS)
+def test_a_list_of_sections_under_the_title_and_anchors_by_heading(visit, lang, name):
+    facts = visit(lang, name, "wide")["headings"]
     ids = facts["ids"]
     assert len(ids) == len(set(ids)), "an id is used twice on the page"
     headings, contents = facts["headings"], facts["contents"]
@@ -519,7 +542,7 @@ def test_a_list_of_sections_under_the_title_and_anchors_by_heading(tabs, lang, n
         assert item["below"], f"{item['href']} is not under the title"
         assert item["target"], f"{item['href']} leads nowhere"
         assert item["text"] == heading["text"]
-    english = tabs["wide"].open(name).evaluate(HEADING_FACTS)["headings"]
+    english = visit("en", name, "wide")["headings"]["headings"]
     for heading, source in zip(headings, english, strict=True):
         # The slug of the English heading, in every language; `-2` when
         # another id on the page (a section's anchor) has it already.
@@ -551,50 +574,20 @@ CLIPPED = """() => {
 }"""
 
 
-@pytest.fixture(scope="session", params=[1400, 1000, 400])
-def window(request, browser, server):
-    """A tab of one window width (pixels)."""
-    tab = Tab(browser, server, {"width": request.param, "height": 900})
-    yield request.param, tab
-    tab.close()
+# px at 1400 px: a chapter a learner finishes (test_layout checks both).
+MAX_PAGE_HEIGHT = 15_000
 
 
-@in_browser
-@pytest.mark.parametrize(("lang", "name"), GENERATED)
-def test_nothing_in_the_prose_column_is_clipped_or_scrolls_sideways(window, lang, name):
-    width, tab = window
-    page = tab.open(LANGS[lang] + name)
-    if lang != "en":
-        page.check("#lit-originals")  # the English originals shown too
-    clipped = page.evaluate(CLIPPED)
-    assert clipped == [], f"{LANGS[lang]}{name} at {width} px:\n" + "\n".join(clipped)
-
-
-MAX_PAGE_HEIGHT = 15_000  # px at 1400 px: a chapter a learner finishes
-
-
-@in_browser
-def test_no_chapter_is_taller_than_a_sitting(browser, server):
-    tab = Tab(browser, server, {"width": 1400, "height": 900})
-    try:
-        heights = {}
-        for lang, name in GENERATED:
-            page = tab.open(LANGS[lang] + name)
-            heights[LANGS[lang] + name] = page.evaluate(
-                "document.documentElement.scrollHeight"
-            )
-    finally:
+@pytest.fixture(scope="session")
+def schemes(browser, server):
+    """A wide tab whose reader prefers the light scheme, and one the dark."""
+    opened = {
+        colours: Tab(browser, server, WIDE, color_scheme=colours)
+        for colours in ("light", "dark")
+    }
+    yield opened
+    for tab in opened.values():
         tab.close()
-    tall = {page: h for page, h in heights.items() if h > MAX_PAGE_HEIGHT}
-    assert not tall, f"taller than {MAX_PAGE_HEIGHT} px at 1400 px: {tall}"
-
-
-@pytest.fixture(scope="session", params=["light", "dark"])
-def scheme(request, browser, server):
-    """A wide tab whose reader prefers the light or the dark scheme."""
-    tab = Tab(browser, server, WIDE, color_scheme=request.param)
-    yield request.param, tab
-    tab.close()
 
 
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
@@ -602,22 +595,60 @@ AXE_RUN = """() => axe.run(document, {
   runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa']},
 }).then(result => result.violations.map(v =>
   `${v.id}: ${v.nodes.length} (${v.nodes[0].target.join(' ')}) ${v.help}`))"""
+# In the dark scheme only the colours differ from the light one.
+AXE_CONTRAST = AXE_RUN.replace(
+    "{type: 'tag', values: ['wcag2a', 'wcag2aa']}",
+    "{type: 'rule', values: ['color-contrast']}",
+)
+assert AXE_CONTRAST != AXE_RUN
+
+# axe where our markup is. Every chapter in every language; with the English
+# originals shown too in Japanese (Chinese pages have the same markup); the
+# status page the plugin writes, in every language; and one hand-written page
+# per language (the others are the theme's plain Markdown pages, like it).
+HAND_WRITTEN = {"en": "translating.html", "ja": "index.html", "zh": "outputs.html"}
+AXE_PAGES = [
+    *GENERATED,
+    *[(lang, "translation-status.html") for lang in LANGS],
+    *HAND_WRITTEN.items(),
+]
+# In the dark scheme, color-contrast on a set of pages that holds every
+# component: the chapters in English, a Japanese one with its originals
+# shown, the status page and a hand-written page.
+CONTRAST_PAGES = [
+    *[("en", name) for name in SOURCES],
+    ("ja", "attention.html"),
+    ("en", "translation-status.html"),
+    ("en", HAND_WRITTEN["en"]),
+]
+ORIGINALS_CHECKED = "ja"  # the language whose originals axe sees shown
+
+
+def axe_violations(tab: Tab, lang: str, name: str, run: str) -> list[str]:
+    """What axe's `run` finds on the page; on a Japanese chapter, also with
+    its English originals shown."""
+    assert AXE.exists(), "axe-core is missing: npm ci"
+    page = tab.open(LANGS[lang] + name)
+    page.add_script_tag(path=str(AXE))
+    violations = page.evaluate(run)
+    if lang == ORIGINALS_CHECKED and name in SOURCES:
+        page.check("#lit-originals")
+        violations += [f"(originals shown) {v}" for v in page.evaluate(run)]
+    return violations
 
 
 @in_browser
-@pytest.mark.parametrize(("lang", "name"), ALL_PAGES)
-def test_page_passes_axe_wcag2_a_and_aa(scheme, lang, name):
-    assert AXE.exists(), "axe-core is missing: npm ci"
-    colours, tab = scheme
-    page = tab.open(LANGS[lang] + name)
-    page.add_script_tag(path=str(AXE))
-    violations = page.evaluate(AXE_RUN)
-    if page.locator("#lit-originals").count():  # and with the originals shown
-        page.check("#lit-originals")
-        violations += [f"(originals shown) {v}" for v in page.evaluate(AXE_RUN)]
-    assert violations == [], f"{LANGS[lang]}{name}, {colours}:\n" + "\n".join(
-        violations
-    )
+@pytest.mark.parametrize(("lang", "name"), AXE_PAGES)
+def test_page_passes_axe_wcag2_a_and_aa(schemes, lang, name):
+    violations = axe_violations(schemes["light"], lang, name, AXE_RUN)
+    assert violations == [], f"{LANGS[lang]}{name}, light:\n" + "\n".join(violations)
+
+
+@in_browser
+@pytest.mark.parametrize(("lang", "name"), CONTRAST_PAGES)
+def test_dark_page_passes_axe_color_contrast(schemes, lang, name):
+    violations = axe_violations(schemes["dark"], lang, name, AXE_CONTRAST)
+    assert violations == [], f"{LANGS[lang]}{name}, dark:\n" + "\n".join(violations)
 
 
 # The words the site writes around the prose, and the headings' anchors.
@@ -634,8 +665,8 @@ UI_WORDS = """() => ({
 
 @in_browser
 @pytest.mark.parametrize(("lang", "name"), ALL_PAGES)
-def test_interface_words_are_in_the_pages_language(tabs, lang, name):
-    facts = tabs["wide"].open(LANGS[lang] + name).evaluate(UI_WORDS)
+def test_interface_words_are_in_the_pages_language(visit, lang, name):
+    facts = visit(lang, name, "wide")["words"]
     assert set(facts["permalinks"]) <= {label(lang, "permalink")}
     # Anchors are words (`#翻訳の仕組み`), never toc's `#_1` for CJK headings.
     assert not [a for a in facts["anchors"] if re.fullmatch(r"_\d*", a)]
@@ -704,8 +735,8 @@ def test_outputs_appear_under_the_code_that_made_them(site, tabs, lang, name):
         assert output["loaded"], f"#{output['section']}: image did not load"
         if output["codeBottom"] is not None:
             assert output["top"] >= output["codeBottom"] - 1, "output above code"
-        shot = SHOTS / f"{lang}-{Path(name).stem}-output-{n}.png"
-        page.locator(".lit-output").nth(n).screenshot(path=shot)
+        shot = f"{lang}-{Path(name).stem}-output-{n}.png"
+        save_screenshot(page.locator(".lit-output").nth(n), shot)
     if name == "mha.html":  # the issue asks for tables and figures there
         assert {f["kind"] for f in found} >= {"table", "image"}
         assert len(found) >= 3
@@ -751,15 +782,19 @@ def test_figures_read_in_the_dark_theme(browser, server):
         figures = page.locator(".lit-output img")
         assert figures.count() >= 2
         for n in range(figures.count()):
-            shot = SHOTS / f"en-attention-dark-figure-{n}.png"
-            assert_reads_on_the_page(figures.nth(n), shot)
+            assert_reads_on_the_page(
+                figures.nth(n), f"en-attention-dark-figure-{n}.png"
+            )
     finally:
         context.close()
 
 
-def assert_reads_on_the_page(figure, shot: Path) -> None:
+def assert_reads_on_the_page(figure, shot: str) -> None:
     """The figure, once loaded, shows the page's background through (most of
-    it) and draws something clearly brighter on it; its screenshot is `shot`."""
+    it) and draws something clearly brighter on it, as its screenshot shows
+    (kept as SHOTS/`shot` with LITERATE_SCREENSHOTS=1)."""
+    import io
+
     from PIL import Image
 
     figure.scroll_into_view_if_needed()
@@ -767,27 +802,27 @@ def assert_reads_on_the_page(figure, shot: Path) -> None:
     behind = luminance(
         [int(v) for v in re.findall(r"\d+", figure.evaluate(BACKGROUND))][:3]
     )
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    figure.screenshot(path=shot)
-    light = luminance(np.asarray(Image.open(shot).convert("RGB"))).ravel()
+    png = figure.screenshot()
+    if SCREENSHOTS:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        (SHOTS / shot).write_bytes(png)
+    light = luminance(np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))).ravel()
     # Most of a figure is its background: it must be the page's own.
-    assert np.median(light) == pytest.approx(behind, abs=0.05), shot.name
+    assert np.median(light) == pytest.approx(behind, abs=0.05), shot
     # And something is drawn on it, clearly brighter than the page.
-    assert np.mean(light > behind + 0.2) > 0.01, f"{shot.name} looks empty"
+    assert np.mean(light > behind + 0.2) > 0.01, f"{shot} looks empty"
 
 
 @in_browser
 @pytest.mark.parametrize(("lang", "name"), GENERATED)
-def test_the_notebook_link_downloads_the_pages_notebook(tabs, lang, name):
+def test_the_notebook_link_downloads_the_pages_notebook(tabs, visit, lang, name):
     import nbformat
 
     from literate.notebook import page_to_notebook
 
-    tab = tabs["wide"]
-    page = tab.open(LANGS[lang] + name)
-    link = page.locator(".lit-source a[download]")
-    assert link.count() == 1
-    response = tab.context.request.get(link.evaluate("a => a.href"))
+    links = visit(lang, name, "wide")["notebooks"]  # the page's download links
+    assert len(links) == 1
+    response = tabs["wide"].context.request.get(links[0])
     assert response.ok
     notebook = nbformat.reads(response.text(), as_version=4)
     nbformat.validate(notebook)

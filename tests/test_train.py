@@ -60,6 +60,20 @@ def losses(path: Path) -> list[tuple]:
     return [tuple(r.get(k) for k in keys) for r in records(path)]
 
 
+def refusal(argv: list[str]) -> str:
+    """The message `train.main(argv)` exits with: what `python train.py`
+    prints on standard error, with status 1, and nothing else (the one test
+    in a process of its own, test_out_naming_a_file_is_refused_and_kept,
+    checks that contract). One line, no traceback."""
+    with pytest.raises(SystemExit) as exit_:
+        train.main(argv)
+    message = exit_.value.code
+    assert isinstance(message, str), message  # a string: status 1
+    assert message.startswith("train.py: error: ") and "\n" not in message
+    assert "Traceback" not in message
+    return message
+
+
 def run_script(*args: str, cwd: Path, check: bool = True, **kw):
     result = subprocess.run(
         [sys.executable, str(ROOT / "train.py"), *args],
@@ -389,10 +403,10 @@ def test_two_process_ddp_matches_one_process(in_tmp, small_text):
     assert result.stdout.count(" val: ") == 3
 
 
-def test_output_is_plain_text_when_not_a_terminal(tmp_path, small_text):
+def test_output_is_plain_text_when_not_a_terminal(in_tmp, small_text, capfd):
     args = ["--preset", "tiny", "--threads", "1", "--data", str(small_text)]
-    result = run_script(*args, "--out", "run", cwd=tmp_path)
-    out = result.stdout
+    train.main([*args, "--out", "run"])  # standard output is captured: no tty
+    out = capfd.readouterr().out
     assert "\x1b[" not in out and "\r" not in out and "LABML" not in out
     # Our lines and labml's progress only: not the run's git state.
     assert out.startswith(f"{small_text}: ") and "[clean]" not in out
@@ -488,6 +502,9 @@ def test_bad_values_fail_before_pytorch_sees_them():
 
 
 def test_out_naming_a_file_is_refused_and_kept(in_tmp, capsys):
+    # The one test of a refusal by `python train.py` in a process of its own:
+    # status 1 and exactly one line on standard error, no traceback. The
+    # others call train.main in this process (`refusal`).
     (in_tmp / "notes.txt").write_text("mine")
     result = run_script("--preset", "tiny", "--out", "notes.txt", cwd=in_tmp,
                         check=False)  # fmt: skip
@@ -500,20 +517,19 @@ def test_out_naming_a_file_is_refused_and_kept(in_tmp, capsys):
     assert sorted(p.name for p in in_tmp.iterdir()) == ["notes.txt"]
 
 
-def test_resume_with_nothing_left_to_do(in_tmp, small_text):
+def test_resume_with_nothing_left_to_do(in_tmp, small_text, capsys):
     args = ["--preset", "tiny", "--threads", "1", "--data", str(small_text)]
     args += ["--out", "run", "--eval_batches", "1"]
     train.main([*args, "--steps", "20"])
     written = {p.name: p.read_bytes() for p in (in_tmp / "run").iterdir()}
     logs = sorted((in_tmp / "logs").rglob("*"))
     # Past --steps: an error naming the option.
-    behind = run_script(*args, "--resume", "--steps", "10", cwd=in_tmp, check=False)
-    assert behind.returncode == 1 and "Traceback" not in behind.stderr
-    assert behind.stderr.count("\n") == 1
-    assert "--steps 10: run/ckpt.pt is already at step 20" in behind.stderr
-    # At --steps: nothing to do, said so, exit status 0.
-    done = run_script(*args, "--resume", "--steps", "20", cwd=in_tmp)
-    assert "already at step 20; nothing to do" in done.stdout
+    behind = refusal([*args, "--resume", "--steps", "10"])
+    assert "--steps 10: run/ckpt.pt is already at step 20" in behind
+    # At --steps: nothing to do, said so; main returns (exit status 0).
+    capsys.readouterr()
+    train.main([*args, "--resume", "--steps", "20"])
+    assert "already at step 20; nothing to do" in capsys.readouterr().out
     assert {p.name: p.read_bytes() for p in (in_tmp / "run").iterdir()} == written
     assert sorted((in_tmp / "logs").rglob("*")) == logs
 
@@ -552,11 +568,8 @@ def test_checkpoint_errors_never_suggest_unsafe_loading(tmp_path):
     code = tmp_path / "code.pt"
     torch.save({"model": Path("x")}, code)  # an object, not a tensor
     for path, reason in ((noise, "truncated or corrupted"), (code, "could run code")):
-        result = run_script("sample", "--checkpoint", str(path), cwd=tmp_path,
-                            check=False)  # fmt: skip
-        assert result.returncode == 1 and reason in result.stderr, result.stderr
-        assert "weights_only" not in result.stderr and "Traceback" not in result.stderr
-        assert result.stderr.count("\n") == 1
+        message = refusal(["sample", "--checkpoint", str(path)])
+        assert reason in message and "weights_only" not in message, message
 
 
 def test_missing_and_corrupt_checkpoints_are_named(tmp_path, in_tmp, small_text):
@@ -604,16 +617,17 @@ def test_data_file_not_found_or_not_utf8(in_tmp):
         train.main(["--data", "bin.txt"])
 
 
-@pytest.mark.slow
-def test_sample_command_prints_the_prompt_and_continuation(in_tmp, small_text):
+def test_sample_command_prints_the_prompt_and_continuation(in_tmp, small_text, capsys):
     train.main(["--preset", "tiny", "--threads", "1", "--data", str(small_text),
                 "--steps", "20", "--out", "out/t"])  # fmt: skip
-    result = run_script("sample", "--prompt", "ROMEO:", "--tokens", "50", cwd=in_tmp)
-    assert result.stdout.startswith("ROMEO:") and len(result.stdout) == 6 + 50 + 1
-    again = run_script("sample", "--prompt", "ROMEO:", "--tokens", "50", cwd=in_tmp)
-    assert again.stdout == result.stdout
-    bad = run_script("sample", "--prompt", "ROMEO{", cwd=in_tmp, check=False)
-    assert bad.returncode == 1 and "'{'" in bad.stderr and "Traceback" not in bad.stderr
+    capsys.readouterr()
+    sample = ["sample", "--prompt", "ROMEO:", "--tokens", "50"]
+    train.main(sample)  # the newest checkpoint under out/
+    printed = capsys.readouterr().out
+    assert printed.startswith("ROMEO:") and len(printed) == 6 + 50 + 1
+    train.main(sample)
+    assert capsys.readouterr().out == printed
+    assert "'{'" in refusal(["sample", "--prompt", "ROMEO{"])
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
@@ -632,7 +646,7 @@ def test_resume_refuses_another_model(in_tmp, small_text):
 # ---------------------------------------------------------- the shipped model
 
 
-def test_shipped_model_samples_the_recorded_text(tmp_path):
+def test_shipped_model_samples_the_recorded_text(monkeypatch, capsys):
     # A fresh clone can sample from runs/cpu/model.pt: weights, configuration
     # and vocabulary only, read with weights_only=True. The same arguments as
     # the recorded sample, fewer characters: the same first characters.
@@ -644,13 +658,15 @@ def test_shipped_model_samples_the_recorded_text(tmp_path):
     assert args[:2] == ["--checkpoint", "runs/cpu/model.pt"]
     tokens = args.index("--tokens") + 1
     args = [*args[:tokens], "40", *args[tokens + 1 :]]
-    result = subprocess.run(
-        [sys.executable, str(ROOT / "train.py"), "sample", *args],
-        cwd=ROOT, capture_output=True, text=True, timeout=120, check=True,
-    )  # fmt: skip
+    monkeypatch.chdir(ROOT)  # the recorded arguments name files from there
+    threads = torch.get_num_threads()  # sampling sets one thread
+    try:
+        train.main(["sample", *args])
+    finally:
+        torch.set_num_threads(threads)
     recorded = (folder / "sample.txt").read_text(encoding="utf-8")
     prompt = args[args.index("--prompt") + 1]
-    assert result.stdout == recorded[: len(prompt) + 40] + "\n"
+    assert capsys.readouterr().out == recorded[: len(prompt) + 40] + "\n"
 
 
 def test_recorded_sample_settings_are_the_cli_defaults():
