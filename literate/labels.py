@@ -30,6 +30,8 @@ LABELS: dict[str, dict[str, str]] = {
             "fixed and saved again, the last version that built (or the English) "
             "is shown."
         ),
+        "not_found": "Page not found (404)",
+        "not_found_text": "No page of this site has this address.",
     },
     "ja": {
         "source": "ソースファイル",
@@ -56,6 +58,8 @@ LABELS: dict[str, dict[str, str]] = {
             "再構築できませんでした。このページの元になるファイルにエラーがあります。"
             "直して保存し直すまで、最後に構築できた版（または英語の原文）を表示します。"
         ),
+        "not_found": "ページが見つかりません（404）",
+        "not_found_text": "このアドレスのページは、このサイトにはありません。",
     },
     "zh": {
         "source": "源文件",
@@ -81,6 +85,8 @@ LABELS: dict[str, dict[str, str]] = {
             "未能重新构建：生成本页的某个文件有错误。在修正并重新保存之前，"
             "显示最后一次成功构建的版本（或英文原文）。"
         ),
+        "not_found": "页面未找到（404）",
+        "not_found_text": "本站没有这个地址的页面。",
     },
 }
 

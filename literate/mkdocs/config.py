@@ -71,3 +71,10 @@ class LiterateConfig(Config):
     # `reconfigure_search: false` beside it. Default false: the themes' and
     # i18n's own search.
     per_language_search = opt.Type(bool, default=False)
+
+    # With mkdocs-static-i18n: a 404 page per language (`404.html`,
+    # `ja/404.html`, ...), each in its language's words (the heading and a
+    # link home) and with its navigation; without it the last language built
+    # leaves its page at the root alone. Needs a theme whose templates have a
+    # `main.html` with a `content` block (material, mkdocs). Default false.
+    per_language_404 = opt.Type(bool, default=False)

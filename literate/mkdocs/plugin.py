@@ -11,11 +11,15 @@ site` names their files and checks their links; this class hands them over:
     on_page_content   its body, links to other generated pages resolved
     on_page_context   search indexes a light view of it (no math markup)
     on_post_page      KaTeX's stylesheet in its head
-    on_post_build     with `per_language_search`, one index per language
+    on_post_build     with `per_language_search`, one index per language;
+                      with `per_language_404`, one 404 page per language
 
 With `per_language_search`, `literate.mkdocs.i18n_search` also keeps the
 theme's templates (on_env), fixes the language selector's links (on_page_
 context) and points each translated page's search at its index (on_post_page).
+With `per_language_404`, `literate.mkdocs.not_found` gives the theme's 404
+template the plugin's words and keeps each language's page (on_pre_template,
+on_template_context, on_post_template).
 
 Under `mkdocs serve` a page that fails (a table saved as invalid JSON, a
 renderer module with a syntax error) does not fail the rebuild: mkdocs'
@@ -52,6 +56,7 @@ from literate.labels import label
 from literate.mkdocs import site
 from literate.mkdocs.config import LiterateConfig
 from literate.mkdocs.i18n_search import PerLanguageSearch
+from literate.mkdocs.not_found import PerLanguageNotFound
 from literate.mkdocs.reload import code_stamp, load_failure, load_pipeline
 from literate.mkdocs.search_view import search_view
 from literate.mkdocs.site import Language, Target, current_language, site_languages
@@ -138,6 +143,7 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
         self.notebooks: dict[str, str | None] = {}  # this build's, by docs name
         self.last: dict[str, tuple] = {}  # last good (page, notebook, body)
         self.search: PerLanguageSearch | None = None  # per_language_search
+        self.not_found: PerLanguageNotFound | None = None  # per_language_404
 
     def on_startup(self, *, command: str, dirty: bool) -> None:
         # Defining on_startup keeps this object alive across `serve` rebuilds,
@@ -161,6 +167,10 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
         )
         self.strict = bool(config.strict)
         self.search = self._per_language_search(config)
+        if not self.config.per_language_404:
+            self.not_found = None
+        elif self.not_found is None:  # kept across `serve` rebuilds
+            self.not_found = PerLanguageNotFound(search=self.search is not None)
         stamp = code_stamp()
         if stamp != self.stamp or (self.root, options) != self.options:
             # New code or options: a new pipeline; else its KaTeX cache stays.
@@ -461,9 +471,26 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
 
     @event_priority(-200)
     def _write_search_indexes(self, *, config: MkDocsConfig) -> None:
-        # After i18n has written its merged index.
+        # After i18n has written its merged index (and the root's 404 page).
         if self.search is not None:
             self.search.write_files(config)
+        if self.not_found is not None:
+            self.not_found.write_files(config)
+
+    def on_pre_template(self, template, *, template_name: str, config: MkDocsConfig):
+        if self.not_found is None:
+            return template
+        return self.not_found.pre_template(template, template_name, config)
+
+    def on_template_context(self, context, *, template_name: str, config):
+        if self.not_found is not None:
+            context = self.not_found.template_context(context, template_name, config)
+        return context
+
+    def on_post_template(self, output: str, *, template_name: str, config):
+        if self.not_found is None:
+            return output
+        return self.not_found.post_template(output, template_name, config)
 
     on_post_build = CombinedEvent(_keep_search_index, _write_search_indexes)
 
