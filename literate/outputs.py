@@ -45,9 +45,11 @@ def output_html(
             f"{_table_html(rows)}</div>"
         )
     if output.kind == "text":
-        # One span a line, as in the code: a long line wraps (CSS).
+        # One span a line, as in the code: a long line wraps (CSS). A blank
+        # line holds its newline, so that it keeps its height and a copy of
+        # the block keeps it (an empty flex item has neither).
         text = "\n".join(
-            f'<span class="lit-line"{indent(row)}>{html.escape(row)}</span>'
+            f'<span class="lit-line"{indent(row)}>{html.escape(row) or chr(10)}</span>'
             for row in output.text.rstrip("\n").split("\n")
         )
         return (

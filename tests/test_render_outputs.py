@@ -4,11 +4,20 @@ from __future__ import annotations
 
 import dataclasses
 from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import sync_playwright
 
 from literate.model import Output
 from literate.outputs import table_rows
 from literate.parse import parse
 from literate.render import render_page
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
 
 
 def with_outputs(*outputs, lang="en"):
@@ -87,3 +96,49 @@ def test_text_that_is_not_a_table_stays_a_monospace_block():
         assert table_rows(text) is None, text
         html = render_page(with_outputs(Output(3, "text", text=text)))
         assert "<table" not in html and "<pre><code>" in html
+
+
+SPEECHES = "ROMEO:\nIs the day\n\nJULIET:\n  So soon\n"
+
+
+def test_a_blank_line_of_printed_text_keeps_its_line():
+    html = render_page(with_outputs(Output(3, "text", text=SPEECHES)))
+    output = html[html.index('<div class="lit-output"') :]
+    assert '<span class="lit-line">\n</span>' in output  # not an empty span
+    assert output.count('<span class="lit-line"') == 5  # a span a line
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_printed_blank_lines_show_and_copy_as_written(tmp_path):
+    """In Chromium: the blank line between two speeches takes a line's height,
+    and selecting the block gives the text as printed."""
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} is missing: apt-get install -y chromium")
+    css = (ROOT / "literate" / "assets" / "literate.css").read_text(encoding="utf-8")
+    body = render_page(with_outputs(Output(3, "text", text=SPEECHES)))
+    (tmp_path / "page.html").write_text(
+        f"<!doctype html><meta charset=utf-8><style>{css}</style>{body}",
+        encoding="utf-8",
+    )
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            page = browser.new_page()
+            page.goto((tmp_path / "page.html").as_uri())
+            heights, copied = page.evaluate(
+                """() => {
+                  const code = document.querySelector('.lit-output code');
+                  const range = document.createRange();
+                  range.selectNodeContents(code);
+                  getSelection().removeAllRanges();
+                  getSelection().addRange(range);
+                  return [[...code.children].map(
+                    s => s.getBoundingClientRect().height),
+                    getSelection().toString()];
+                }"""
+            )
+        finally:
+            browser.close()
+    assert min(heights) > 0 and max(heights) == min(heights)
+    assert copied == SPEECHES.rstrip("\n")
