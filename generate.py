@@ -483,8 +483,10 @@ def show_chosen_heads(path: Path = MODEL, n: int = 36):
 #   characters, and none of the table's patterns describes them. No head
 #   reads *word start* the way the first layer reads its fixed distances:
 #   the highest scores there are the heads that read one, two or three back,
-#   since a word's first letters sit just after its space. What the diffuse
-#   heads do would take more than one passage to tell.
+#   since a word's first letters sit just after its space, and those that
+#   read the line start, where a line's first word begins: the columns
+#   overlap. What the diffuse heads do would take more than one passage to
+#   tell.
 #
 # None of this was designed: nothing in the code asks a head for a pattern;
 # training found it. How much the model uses each head is measured below.

@@ -14,8 +14,9 @@ average of value vectors passed through one linear map. That is not yet a
 model. Without a mask, attention cannot see the order of its inputs (a
 causal mask gives some of it away: language models without position
 embeddings still learn some position, [Haviv et al.,
-2022](https://arxiv.org/abs/2203.16634)); and it does no work on a
-position's own features beyond that one linear map. A *transformer layer*,
+2022](https://arxiv.org/abs/2203.16634)); and nothing non-linear is
+applied to a position on its own: each output is a weighted average of
+linearly mapped values. A *transformer layer*,
 or *block*, adds what is missing around attention: a *residual connection*
 and a *LayerNorm* around each sublayer, and a *feed-forward network* after
 attention. Below the stack,
@@ -115,10 +116,13 @@ def residual(
 
 
 # [Xiong et al. (2020)](https://arxiv.org/abs/2002.04745) show that at
-# initialisation post-LN's gradients near the output are large, so it needs
-# a *learning-rate warmup* (a rate that rises from near 0 over the first
-# steps), while pre-LN trains without one. The reverser at the end of this
-# page is post-LN and trains without warmup; [its last
+# initialisation post-LN's gradients near the output are large, so in their
+# experiments it needs a *learning-rate warmup* (a rate that rises from near
+# 0 over the first steps), while pre-LN trains without one. That is about
+# the order of the sublayers only: chapter 4's pre-LN model, with Adam at
+# its rate, still trains much worse without a warmup ([its
+# ablations](train.html#what-each-choice-is-worth)). The reverser at the end
+# of this page is post-LN and trains without warmup; [its last
 # section](#does-post-ln-need-a-warmup) measures when warmup matters.
 #
 # ## The feed-forward block
@@ -629,7 +633,9 @@ def warmup_experiment() -> None:
 # warmup, post-LN fails on some seeds with or without one, and the warmup
 # helped one seed of three. The one-layer reverser
 # above trains without one at its lower rate; the record does not say at
-# what depth or rate the trouble starts.
+# what depth or rate the trouble starts. These are one machine's runs: on
+# another, the same command can give other digits (its floating-point sums
+# may round differently), so read the pattern, not the digits.
 
 
 # `python layers.py` trains the reverser and scores it.

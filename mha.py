@@ -85,9 +85,10 @@ class PrepareForMultiHeadAttention(nn.Module):
 
 # To see it, cut the weight into `H` blocks of `Dk` rows, project with each
 # block on its own, as the paper writes it, and compare with the module.
-# Both compute the same products, and the largest difference, printed
-# below, is here exactly zero. Summed in another order, the products could
-# differ by rounding, on the scale of the float32 step printed beside it.
+# Both compute the same products, but the one large product may add them up
+# in another order than the `H` small ones, so the two agree up to rounding:
+# the largest difference, printed below, is on the scale of the float32
+# step printed beside it.
 
 
 def heads_as_blocks(d_model: int = 8, heads: int = 2, seed: int = 0) -> None:
@@ -179,9 +180,8 @@ def draw_toy_heads() -> None:
 # Each head has its own pattern. In head 0, `cats` and `mice` look at
 # `chase`, and `chase` at the two nouns: chapter 1's weights. In head 1,
 # each word looks at the word before it. Concatenated, the two heads'
-# outputs sit side by side, `[S, 2 × 3]`: the columns marked 0 are head 0's,
-# what kind of word each word's partner is; those marked 1 are head 1's,
-# what kind of word comes before it.
+# outputs sit side by side, `[S, 2 × 3]`: head 0's three columns say what
+# kind of word each word's partner is, head 1's what kind comes before it.
 #
 # $W^O$ then mixes the heads into one vector per word. A learned $W^O$ is
 # `[D, D]` and can weigh and combine the heads in any way. Set by hand here,

@@ -73,10 +73,10 @@ RECORDED = recorded.RECORDED
 
 # It has the shape of a play (speakers in capitals, a colon, short lines)
 # and little sense. Then the losses, lower is better ([The loss](#the-loss)
-# says what they are). The first rows are what counting up to three
-# characters achieves on the same validation text: `uniform` knows only
-# the alphabet's size, an n-gram predicts a character from the $n - 1$
-# before it. The rest are the run's.
+# says what they are). The first rows are what counting achieves on the
+# same validation text: *uniform* knows only the alphabet's size, an n-gram
+# predicts a character from the $n - 1$ before it, and the 5-gram is
+# smoothed better. The rest are the run's.
 
 
 def counted() -> list[tuple[str, float]]:
@@ -85,10 +85,12 @@ def counted() -> list[tuple[str, float]]:
 
 
 #| recorded.loss_table(counted())
-#| recorded.trigram_margin(counted())
+#| recorded.margins(counted())
 
-# The transformer beats the trigram counter by the margin printed above.
-# How much text the run saw, and how long it took:
+# The transformer beats the trigram by the first margin, but the better
+# counter, which reads four characters back, by only the second: at this
+# size and budget, most of the gain over the uniform guess is what counting
+# short contexts finds too. How much text the run saw, and how long it took:
 
 #| recorded.run_facts()
 
@@ -188,29 +190,27 @@ def get_batch(data, cfg: Config, rng: torch.Generator, rank: int, world: int):
 
 # ## The model
 #
-# A decoder-only transformer, as in GPT (chapter 3 has
-# [the figure](layers.html)). Each block reads the *residual stream* `x`
-# `[B, S, D]` and adds to it twice, $x \leftarrow x + f(\mathrm{LN}(x))$:
-# once with causal self-attention, where each position gathers from itself
-# and those before it, and once with a feed-forward network, which works on each
-# position alone. This is *pre-LN*, GPT-2's order: the sum itself is left
-# untouched, so the gradient has a path from the loss to the first block
-# that only the final LayerNorm (`ln_f`, below) rescales. The original
-# post-LN order normalises after the sum, which
-# [Xiong et al. (2020)](https://arxiv.org/abs/2002.04745) show needs a
-# learning-rate warmup to train well.
+# A decoder-only transformer, as in GPT (chapter 3 has [the figure](layers.html)). Each
+# block reads the *residual stream* `x` `[B, S, D]` and adds to it twice, $x \leftarrow
+# x + f(\mathrm{LN}(x))$: once with causal self-attention, where each position gathers
+# from itself and those before it, and once with a feed-forward network, which works on
+# each position alone. This is *pre-LN*, GPT-2's order: the sum itself is left
+# untouched, so the gradient has a path from the loss to the first block that only the
+# final LayerNorm (`ln_f`, below) rescales. The original post-LN order normalises after
+# the sum, which [Xiong et al. (2020)](https://arxiv.org/abs/2002.04745) show needs a
+# learning-rate warmup to train well in their setting. This pre-LN model uses one all
+# the same; the `no-warmup` [ablation](#what-each-choice-is-worth) measures what it is
+# worth here.
 #
-# The feed-forward network widens each position to `4 D`, applies a GELU (a
-# smooth ReLU) and projects back. Dropout (on each sublayer's output, the
-# attention weights and the embeddings) is a regulariser: it makes fitting
-# the training text too closely cost something. The `gpu` preset uses 0.2,
-# the `cpu` preset 0. Yet its run passed over the training text more than
-# once, and its validation-minus-training gap grew (the run table above).
-# The validation text is the corpus's last tenth, other scenes than those
-# trained on, so part of the gap may be a change of text; its growth points
-# to fitting. The
-# `dropout-0.1` [ablation](#what-each-choice-is-worth) is a shorter run,
-# with fewer passes over the text (the line above its table).
+# The feed-forward network widens each position to `4 D`, applies a GELU (a smooth ReLU)
+# and projects back. Dropout (on each sublayer's output, the attention weights and the
+# embeddings) is a regulariser: it makes fitting the training text too closely cost
+# something. The `gpu` preset uses 0.2, the `cpu` preset 0. Yet its run passed over the
+# training text more than once, and its validation-minus-training gap grew (the run
+# table above). The validation text is the corpus's last tenth, other scenes than those
+# trained on, so part of the gap may be a change of text; its growth points to fitting.
+# The `dropout-0.1` [ablation](#what-each-choice-is-worth) is a shorter run, with fewer
+# passes over the text (the line above its table).
 
 
 class Block(nn.Module):
@@ -325,15 +325,17 @@ class CharTransformer(nn.Module):
 # $$
 #
 # in nats (natural logarithms); divided by $\ln 2$, bits per character.
-# $e^{\ell}$ (the *perplexity*) is the number of equally likely characters
-# that would leave a model as unsure as this one. A model that knows
-# nothing gives each character $1/N$ and scores $\ln N$; small random
-# weights give nearly equal logits, so training starts there (the step-0
-# row of the loss table). The counting rows are the baselines to beat: an
-# order-$n$ model (unigram $n = 1$, bigram 2, trigram 3) counts how often
-# each character followed each $n - 1$ characters in the training text,
-# plus one so that nothing has probability 0 (`trainkit/baselines.py`).
-# The trigram sees two characters back; the transformer, `context`.
+# $e^{\ell}$ (the *perplexity*) is the number of equally likely characters that would
+# leave a model as unsure as this one. A model that knows nothing gives each character
+# $1/N$ and scores $\ln N$; small random weights give nearly equal logits, so training
+# starts there (the step-0 row of the loss table). The counting rows are the baselines
+# to beat: an order-$n$ model (unigram $n = 1$, bigram 2, trigram 3) counts how often
+# each character followed each $n - 1$ characters in the training text, plus one so that
+# nothing has probability 0. The 5-gram (Witten-Bell smoothing) mixes each context's
+# counts with the next shorter context's estimate instead, the more so the fewer times
+# the context was seen and the more different characters followed it
+# (`trainkit/baselines.py`). The counters see two and four characters back; the
+# transformer, `context`.
 
 
 def cross_entropy(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
@@ -544,17 +546,15 @@ def train(cfg: Config) -> dict:
 
 # ## What each choice is worth
 #
-# The table trains the `cpu` preset once per choice undone (position
-# embeddings, four heads, the scaled initialisation, the warmup, no dropout),
-# all at one shorter budget; `another-seed` changes only the seed: one other
-# seed, a rough measure of chance. The last column is each variant's
-# validation loss minus the baseline's. Two choices are worth far more than
-# that: the position embeddings, and the warmup (this model is pre-LN, yet
-# started at the peak rate it ends far behind). One head instead of four, and
-# the plain initialisation, are within or near it at this size. Dropout 0.1
-# slows runs this short, which see under half the training text; at the full
-# 3000 steps it is not measured. `python train.py` with a row's flags trains
-# it at the full budget.
+# The table trains the `cpu` preset once per choice undone (position embeddings, four
+# heads, the scaled initialisation, the warmup, no dropout), all at one shorter budget;
+# `another-seed` changes only the seed: one other seed, a rough measure of chance. The
+# last column is each variant's validation loss minus the baseline's. Two choices are
+# worth far more than that: the position embeddings, and the warmup (this model is
+# pre-LN, yet started at the peak rate it ends far behind). One head instead of four,
+# and the plain initialisation, are within or near it at this size. Dropout 0.1 slows
+# runs this short, which see under half the training text; at the full 3000 steps it is
+# not measured. `python train.py` with a row's flags trains it at the full budget.
 
 #| recorded.ablation_budget()
 #| recorded.ablation_table()
@@ -640,14 +640,13 @@ PRESETS = {
 #
 # ### Checkpoints
 #
-# A checkpoint holds all the rest of a run depends on: weights, the
-# optimiser's averages, the step, the configuration, the vocabulary and
-# every random generator's state. It is written to a temporary file, then
-# renamed over the old one, so a run killed at any moment leaves a whole
-# checkpoint; it is read with `weights_only=True`, which never unpickles
-# code (`trainkit/checkpoints.py`). `--resume` restores all of it. A model
-# file for sharing (`runs/cpu/model.pt`) keeps the weights, configuration
-# and vocabulary; `load_model` reads either kind.
+# A checkpoint holds all the rest of a run depends on: weights, the optimiser's
+# averages, the step, the configuration, the vocabulary and every random generator's
+# state. It is written to a temporary file, then renamed over the old one, so a run
+# killed at any moment leaves a whole checkpoint; it is read with `weights_only=True`,
+# which never unpickles code (`trainkit/checkpoints.py`). `--resume` restores all of it.
+# A model file for sharing (`runs/cpu/model.pt`) keeps the weights, configuration and
+# vocabulary; `load_model` reads either kind.
 
 
 def load_model(path: Path, device: torch.device) -> tuple[CharTransformer, Vocab]:

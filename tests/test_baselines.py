@@ -11,7 +11,7 @@ import torch.nn.functional as F
 from conftest import ROOT
 
 import train
-from trainkit.baselines import ngram_loss, ngram_losses, split_ids
+from trainkit.baselines import ngram_loss, ngram_losses, split_ids, witten_bell_loss
 from trainkit.corpus import cached_corpus
 
 
@@ -86,3 +86,43 @@ def test_ids_out_of_range_and_bad_orders_are_refused():
         ngram_loss([0, 1, 2], [0], 3, 0)
     with pytest.raises(ValueError, match="k must"):
         ngram_loss([0, 1, 2], [0], 3, 1, k=0)
+
+
+def slow_witten_bell(train_ids, val_ids, vocab_size, n):
+    """The order-`n` Witten-Bell model, one character at a time, recursively."""
+    follow: dict[tuple, Counter] = {}
+    for m in range(1, n + 1):
+        for i in range(len(train_ids) - m + 1):
+            window = tuple(train_ids[i : i + m])
+            follow.setdefault(window[:-1], Counter())[window[-1]] += 1
+
+    def p(char, context):
+        if context is None:
+            return 1 / vocab_size
+        shorter = p(char, context[1:] if context else None)
+        seen = follow.get(context)
+        if not seen:
+            return shorter
+        total, types = sum(seen.values()), len(seen)
+        return (seen[char] + types * shorter) / (total + types)
+
+    history = train_ids[len(train_ids) - (n - 1) :] + val_ids
+    nats = -sum(
+        math.log(p(char, tuple(history[i : i + n - 1])))
+        for i, char in enumerate(val_ids)
+    )
+    return nats / len(val_ids)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5])
+def test_witten_bell_equals_the_slow_recursion(small_split, n):
+    train_ids, val_ids, v = small_split
+    expected = slow_witten_bell(train_ids, val_ids, v, n)
+    assert witten_bell_loss(train_ids, val_ids, v, n) == pytest.approx(expected, 1e-12)
+
+
+def test_witten_bell_gives_every_character_a_probability(small_split):
+    train_ids, val_ids, v = small_split
+    # id v: a character the training text never has (the vocabulary grows by one)
+    nats = witten_bell_loss(train_ids, [v, v], v + 1, 3)
+    assert math.isfinite(nats) and nats > math.log(v + 1)

@@ -21,6 +21,18 @@ Every validation character is scored, the first ones too: their context is
 the end of the training text, which comes just before the validation text.
 All counting is one `np.bincount` per order over the windows' combined
 indices (a window of `n` characters read as a number in base `N`).
+
+A better counter, `witten_bell_loss`: a context seen only a few times, or
+followed by many different characters, says less than its counts, so its
+estimate leans on the next shorter context's (Witten and Bell, 1991):
+
+    p(x | h) = (c(h, x) + T(h) p(x | h')) / (c(h) + T(h))
+
+with `T(h)` the number of different characters that followed `h`, `h'` the
+context `h` without its first character, the order-0 estimate uniform, and
+a context never seen in training giving `p(x | h')`. Its windows of up to
+five characters are too many for a dense table, so they are counted by
+sorting (`np.unique`) and looked up by binary search.
 """
 
 from __future__ import annotations
@@ -108,6 +120,43 @@ def ngram_losses(
     return [ngram_loss(train, val, vocab_size, n, k) for n in orders]
 
 
+def witten_bell_loss(
+    train_ids: Sequence[int] | np.ndarray,
+    val_ids: Sequence[int] | np.ndarray,
+    vocab_size: int,
+    order: int,
+) -> float:
+    """The mean validation cross-entropy, nats per character, of the
+    order-`order` Witten-Bell model (see the module's docstring)."""
+    train = _ids(train_ids, vocab_size, "train_ids")
+    val = _ids(val_ids, vocab_size, "val_ids")
+    n, v = order, vocab_size
+    if n < 1 or v**n >= 2**62:
+        raise ValueError(f"order must be >= 1 with {v}**order < 2**62, got {n}")
+    if len(train) < n or not len(val):
+        raise ValueError(f"order {n} needs {n} training ids and 1 validation id")
+    text = np.concatenate([train[len(train) - (n - 1) :], val])
+    p = np.full(len(val), 1.0 / v)  # order 0
+    for m in range(1, n + 1):
+        grams, counts = np.unique(windows(train, m, v), return_counts=True)
+        contexts, which = np.unique(grams // v, return_inverse=True)
+        c_h = np.bincount(which, weights=counts)  # c(h)
+        t_h = np.bincount(which)  # T(h)
+        scored = windows(text[n - m :], m, v)  # the m characters ending at each
+        c_hx = _lookup(grams, scored, counts)
+        seen = _lookup(contexts, scored // v, np.arange(len(contexts)) + 1)
+        k = np.maximum(seen - 1, 0)
+        mixed = (c_hx + t_h[k] * p) / (c_h[k] + t_h[k])
+        p = np.where(seen > 0, mixed, p)
+    return float(-np.log(p).mean())
+
+
+def _lookup(keys: np.ndarray, wanted: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """`values[i]` where `keys[i] == wanted` (`keys` sorted), else 0."""
+    at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+    return np.where(keys[at] == wanted, values[at], 0)
+
+
 def split_ids(cfg=None) -> tuple[np.ndarray, np.ndarray, int]:
     """`(train_ids, val_ids, vocab_size)` exactly as `train.py` makes them for
     `cfg` (its `cpu` preset unless given): its text, vocabulary and split."""
@@ -137,3 +186,5 @@ if __name__ == "__main__":
             f"order {row.order}: {row.nats:.4f} nats/char, {row.contexts:,} "
             f"contexts, {row.unseen:,} of {row.characters:,} unseen"
         )
+    loss = witten_bell_loss(*split_ids(), 5)
+    print(f"order 5, Witten-Bell: {loss:.4f} nats/char")

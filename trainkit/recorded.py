@@ -18,7 +18,7 @@ from pathlib import Path
 from literate.narrow import narrow
 from literate.words import tr
 from report import markdown_table
-from trainkit.baselines import ngram_losses
+from trainkit.baselines import ngram_losses, witten_bell_loss
 from trainkit.corpus import encode_all, read_text
 from trainkit.metrics import Metrics, loss_figure
 
@@ -45,15 +45,19 @@ def show_sample(folder: Path = RECORDED) -> None:
 
 
 def baselines(cfg, split) -> list[tuple[str, float]]:
-    """The uniform, unigram, bigram and trigram losses on `cfg`'s validation
-    text, split by `split` (train.py's): `(label, nats)` each."""
+    """The uniform, unigram, bigram and trigram (add-one) losses on `cfg`'s
+    validation text, split by `split` (train.py's), then the Witten-Bell
+    5-gram's: `(label, nats)` each."""
     text, name = read_text(cfg.data, ROOT / "data")
     chars = "".join(sorted(set(text)))
     train_ids, val_ids = split(encode_all(text, chars, name), cfg, name)
-    grams = ngram_losses(train_ids.numpy(), val_ids.numpy(), len(chars))
+    train_ids, val_ids = train_ids.numpy(), val_ids.numpy()
+    grams = ngram_losses(train_ids, val_ids, len(chars))
     names = [tr("unigram counts"), tr("bigram counts"), tr("trigram counts")]
     rows = [(tr("uniform, N = {n}").format(n=len(chars)), math.log(len(chars)))]
-    return rows + [(label, g.nats) for label, g in zip(names, grams, strict=True)]
+    rows += [(label, g.nats) for label, g in zip(names, grams, strict=True)]
+    better = witten_bell_loss(train_ids, val_ids, len(chars), 5)
+    return rows + [(tr("5-gram counts, Witten-Bell"), better)]
 
 
 def loss_table(counted: list[tuple[str, float]], folder: Path = RECORDED) -> None:
@@ -79,13 +83,20 @@ def loss_table(counted: list[tuple[str, float]], folder: Path = RECORDED) -> Non
     print(markdown_table(header, cells, align="lrrr"))
 
 
-def trigram_margin(counted: list[tuple[str, float]], folder: Path = RECORDED) -> None:
-    """How far the recorded model's last validation loss is below the trigram's."""
+def margins(counted: list[tuple[str, float]], folder: Path = RECORDED) -> None:
+    """How far the recorded model's last validation loss is below the
+    trigram's and the 5-gram's (the last two baselines)."""
     _, records = run_record(folder)
     last = [r for r in records if "val" in r][-1]
-    trigram = counted[-1][1]
-    line = tr("trigram counts minus the model at step {step}: {d} nats per character")
-    print(line.format(step=last["step"], d=f"{trigram - last['val']:.3f}"))
+    (_, trigram), (_, five) = counted[-2:]
+    lines = (
+        (tr("trigram counts minus the model at step {step}: {d} nats per character"),
+         trigram),
+        (tr("5-gram counts minus the model at step {step}: {d} nats per character"),
+         five),
+    )  # fmt: skip
+    for line, nats in lines:
+        print(line.format(step=last["step"], d=f"{nats - last['val']:.3f}"))
 
 
 def run_facts(folder: Path = RECORDED) -> None:
