@@ -233,7 +233,10 @@
     // ## Generation
     const prompt = element("input", { type: "text", value: page.prompt, spellcheck: "false" });
     const count = numberInput(page.tokens, { min: "1", max: "100000", step: "1" });
-    const temperature = numberInput(page.temperature, { min: "0.01", step: "0.1" });
+    // Steps of 0.1 from 0.1: the default 0.8 is valid, and the arrow keys
+    // give 0.9 and 0.7 (from 0.01 they gave 0.81, which the browser marks
+    // invalid). A value typed between steps is still read.
+    const temperature = numberInput(page.temperature, { min: "0.1", step: "0.1" });
     const topK = numberInput(page.top_k, { min: "0", max: String(page.vocab.length), step: "1" });
     const seed = numberInput(page.seed, { min: "0", max: String(page.seed_max), step: "1" });
     const go = element("button", { type: "button", class: "md-button md-button--primary",
@@ -284,6 +287,8 @@
           withAttention: true,
         };
       } catch (error) {
+        // The text of an earlier run would read as this one's: it goes.
+        output.textContent = "";
         progress.textContent = error.message;
         return;
       }
