@@ -8,7 +8,7 @@ NODE   := node_modules/.installed
 PORT   ?= 8000
 # The tests run on one worker per core (pytest-xdist, `-n`); the tests that
 # share a costly fixture run on one worker (`worker_group` in tests/conftest.py,
-# `--dist loadgroup` in pyproject.toml). JOBS=1 runs them in one process.
+# `--dist loadgroup` in pyproject.toml). JOBS=0: no workers, one process.
 JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
 
 .DEFAULT_GOAL := help

@@ -108,10 +108,13 @@ def made_once(tmp_path_factory, name: str, make: Callable[[Path], None]) -> Path
     return path
 
 
-def start_making(tmp_path_factory, name: str, make: Callable[[Path], None]) -> None:
-    """Begin `made_once`'s work for `name` now, in a thread of this process,
-    unless a worker has begun or finished it: what would otherwise wait for
-    it runs meanwhile, and `made_once` waits for the thread."""
+def start_making(
+    tmp_path_factory, name: str, make: Callable[[Path], None]
+) -> threading.Thread:
+    """Begin `made_once`'s work for `name` now, in a thread of this process
+    (returned), unless a worker has begun or finished it: what would
+    otherwise wait for it runs meanwhile, and `made_once` waits for the
+    thread. Join the thread before the process ends."""
     root = shared_folder(tmp_path_factory)
     path, done, failed = _marks(root, name)
 
@@ -125,7 +128,9 @@ def start_making(tmp_path_factory, name: str, make: Callable[[Path], None]) -> N
         except BaseException:  # kept in `failed`: made_once reports it
             pass
 
-    threading.Thread(target=run, name=f"making {name}", daemon=True).start()
+    thread = threading.Thread(target=run, name=f"making {name}", daemon=True)
+    thread.start()
+    return thread
 
 
 def _marks(root: Path, name: str) -> tuple[Path, Path, Path]:
@@ -152,14 +157,19 @@ def needs_site(item: pytest.Item) -> bool:
 
 
 @pytest.fixture(scope="session", autouse=True)
-def site_started_early(request, tmp_path_factory) -> None:
+def site_started_early(request, tmp_path_factory):
     """When a test of this run needs the built site, the first worker to
     start begins building it at once, in a thread, while the tests that do
-    not need it run (they come first: `pytest_collection_modifyitems`)."""
+    not need it run (they come first: `pytest_collection_modifyitems`). A
+    worker that ends first still waits for its build: another needs it."""
+    thread = None
     if any(needs_site(item) for item in request.session.items):
         from test_site import build_site
 
-        start_making(tmp_path_factory, "site", build_site)
+        thread = start_making(tmp_path_factory, "site", build_site)
+    yield
+    if thread is not None:
+        thread.join()
 
 
 def worker_group(item: pytest.Item) -> str | None:
