@@ -53,13 +53,15 @@ from mkdocs.utils import get_relative_url
 from pygments.formatters import HtmlFormatter
 
 from literate.labels import label
-from literate.mkdocs import site
+from literate.mkdocs import site, typography
 from literate.mkdocs.config import LiterateConfig
 from literate.mkdocs.i18n_search import PerLanguageSearch
 from literate.mkdocs.not_found import PerLanguageNotFound
 from literate.mkdocs.reload import code_stamp, load_failure, load_pipeline
 from literate.mkdocs.search_view import search_view
 from literate.mkdocs.site import Language, Target, current_language, site_languages
+from literate.translations.check import load_glossary
+from literate.translations.layout import glossary_path
 
 # mkdocs-static-i18n handles files at priority -100: add pages before it,
 # fill them in after it.
@@ -142,6 +144,7 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
         self.notices: dict[str, str] = {}  # this build's errors, by docs name
         self.notebooks: dict[str, str | None] = {}  # this build's, by docs name
         self.last: dict[str, tuple] = {}  # last good (page, notebook, body)
+        self.terms: list[str] = []  # this language's glossary words
         self.search: PerLanguageSearch | None = None  # per_language_search
         self.not_found: PerLanguageNotFound | None = None  # per_language_404
 
@@ -234,6 +237,9 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
             self.sources, self.langs, self.config.status_page, self.config.base
         )
         self.pages, self.bodies, self.notices, self.notebooks = {}, {}, {}, {}
+        # The glossary's words, where Japanese headings may break.
+        glossary = load_glossary(glossary_path(self.root, self.lang.code))
+        self.terms = [t for term in glossary for t in term.render.split()]
         if self.lang.default:  # i18n builds the default language first:
             self.status = ""  # made once for all languages,
             self.pipeline.forget()  # and so are the parsed and executed sources
@@ -421,7 +427,13 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
         self, html: str, *, page: Page, config: MkDocsConfig, files: Files
     ) -> str:
         body = self.bodies.pop(page.file.src_uri, None)
-        return site.permalink_titles(html, self.lang.code) if body is None else body
+        if body is None:
+            body = site.permalink_titles(html, self.lang.code)
+        # Line breaks: no "pre-" | "LN"; Japanese headings break between words.
+        body = typography.keep_together(body)
+        if self.lang.code == "ja":
+            body = typography.break_points(body, self.terms)
+        return body
 
     @event_priority(10)
     def _hand_search_its_view(self, context: dict, *, page: Page, **kwargs) -> dict:
