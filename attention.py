@@ -199,9 +199,9 @@ def try_blank_query() -> None:
 #     Make `small` look like a noun: give it the key `[2, 0]` (in the
 #     function below: the widget changes only queries), and read its column
 #     in the weights below. The function makes exactly that change;
-#     compare each row with the weights of the four tokens, at the top of
-#     the page, to see who now attends to `small`, and whose row does not
-#     move.
+#     compare each row with the weights in [Attention on four
+#     tokens](#attention-on-four-tokens) to see who now attends to `small`,
+#     and whose row does not move.
 
 
 def try_noun_like_small() -> None:

@@ -451,16 +451,20 @@ def print_head_patterns() -> None:
 # the characters themselves (`↵` is the newline, `·` the space):
 
 
-def show_chosen_heads(path: Path = MODEL, n: int = 36):
-    means = head_patterns(path)
-    model, vocab = load_model(path, CPU)
-    maps = attention_maps(model, vocab.encode(PASSAGE[:n]))  # [L, H, S, S]
-    heads = maps.shape[1]
-    panels = {
+def chosen_heads(path: Path = MODEL) -> dict[str, tuple[int, int]]:
+    """The pattern's name on the page -> (layer, head) of its best head."""
+    means = head_patterns(path)  # [L, H] per pattern
+    heads = means["self"].shape[1]
+    return {
         report.pattern_name(p): divmod(means[p].argmax().item(), heads)
         for p in ("1 back", "2 back", "line start")
-    }  # the pattern's name on the page -> (layer, head)
-    return report.draw_chosen_heads(panels, maps, PASSAGE[:n])
+    }
+
+
+def show_chosen_heads(path: Path = MODEL, n: int = 36):
+    model, vocab = load_model(path, CPU)
+    maps = attention_maps(model, vocab.encode(PASSAGE[:n]))  # [L, H, S, S]
+    return report.draw_chosen_heads(chosen_heads(path), maps, PASSAGE[:n])
 
 
 #| show_chosen_heads()  | alt: three heads, named by pattern, over 36 characters
@@ -484,9 +488,9 @@ def show_chosen_heads(path: Path = MODEL, n: int = 36):
 #   reads *word start* the way the first layer reads its fixed distances:
 #   the highest scores there are the heads that read one, two or three back,
 #   since a word's first letters sit just after its space, and those that
-#   read the line start, where a line's first word begins: the columns
-#   overlap. What the diffuse heads do would take more than one passage to
-#   tell.
+#   read the line start, where a line's first word begins: the *word start*
+#   column overlaps those. What the diffuse heads do would take more than one
+#   passage to tell.
 #
 # None of this was designed: nothing in the code asks a head for a pattern;
 # training found it. How much the model uses each head is measured below.
@@ -584,6 +588,7 @@ def model_in_page(path: Path = MODEL) -> Data:
         "context": model.context, "bytes": 4 * weights, "tokens": defaults.tokens,
         "temperature": defaults.temperature, "top_k": defaults.top_k,
         "seed": defaults.seed, "seed_max": PAGE_SEEDS[-1],
+        "named": [[name, *head] for name, head in chosen_heads(path).items()],
         "words": report.model_words(),
     })  # fmt: skip
 

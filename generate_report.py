@@ -202,6 +202,8 @@ def model_words() -> dict[str, str]:
         "layer": tr("Layer"),
         "head": tr("Head"),
         "all_heads": tr("All heads"),
+        "named": tr("Heads named in the figures:"),
+        "named_head": tr("{name} (layer {layer}, head {head})"),
         "strip": tr("Characters of the text: the arrow keys move the query"),
         "option": tr("{char}, position {pos}"),
         "newline": tr("newline"),

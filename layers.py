@@ -118,9 +118,9 @@ def residual(
 # [Xiong et al. (2020)](https://arxiv.org/abs/2002.04745) show that at
 # initialisation post-LN's gradients near the output are large, so in their
 # experiments it needs a *learning-rate warmup* (a rate that rises from near
-# 0 over the first steps), while pre-LN trains without one. That is about
-# the order of the sublayers only: chapter 4's pre-LN model, with Adam at
-# its rate, still trains much worse without a warmup ([its
+# 0 over the first steps), while pre-LN trains without one. They compare
+# the two orders; a pre-LN model may still want a warmup: chapter 4's, with
+# AdamW at its peak learning rate, trains much worse without one ([its
 # ablations](train.html#what-each-choice-is-worth)). The reverser at the end
 # of this page is post-LN and trains without warmup; [its last
 # section](#does-post-ln-need-a-warmup) measures when warmup matters.

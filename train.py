@@ -334,8 +334,8 @@ class CharTransformer(nn.Module):
 # nothing has probability 0. The 5-gram (Witten-Bell smoothing) mixes each context's
 # counts with the next shorter context's estimate instead, the more so the fewer times
 # the context was seen and the more different characters followed it
-# (`trainkit/baselines.py`). The counters see two and four characters back; the
-# transformer, `context`.
+# (`trainkit/baselines.py`). The trigram and the 5-gram see two and four characters
+# back; the transformer, `context`.
 
 
 def cross_entropy(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:

@@ -35,3 +35,29 @@ def test_a_run_that_cannot_start_clears_the_last_text(tab):  # noqa: F811
     assert "ж" in page.inner_text(".lit-model-progress")
     assert page.inner_text(".lit-model-output") == ""
     assert tab.errors == [] and tab.foreign == []
+
+
+@in_browser
+def test_the_heads_the_figures_name_are_one_click_away(tab):  # noqa: F811
+    """A button per head the figures name by pattern: it chooses that layer and
+    head in the selects, and it is the one pressed while they show it."""
+    from generate import chosen_heads
+
+    page = opened(tab)
+    chips = page.locator(".lit-model-named button")
+    named = chosen_heads()
+    assert chips.count() == len(named) == 3
+    for i, (name, (layer, head)) in enumerate(named.items()):
+        chip = chips.nth(i)
+        assert chip.inner_text() == f"{name} (layer {layer}, head {head})"
+        chip.click()
+        selects = page.locator(".lit-model-explorer select")
+        assert [selects.nth(0).input_value(), selects.nth(1).input_value()] == [
+            str(layer),
+            str(head),
+        ]
+        pressed = [chips.nth(j).get_attribute("aria-pressed") for j in range(3)]
+        assert pressed == [str(j == i).lower() for j in range(3)]
+        assert f"layer {layer}, head {head} reads" in page.inner_text(
+            ".lit-model-readout"
+        )

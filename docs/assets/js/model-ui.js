@@ -53,6 +53,23 @@
     for (let l = 0; l < L; l++) layer.append(element("option", { value: l, text: l }));
     for (let h = 0; h < H; h++) head.append(element("option", { value: h, text: h }));
     const chosen = () => [Number(layer.value), Number(head.value)];
+    // The heads the page's figures name by their pattern ("line start"),
+    // one button each: the prose's "try it with the line start head" is
+    // then one click, not a look-up of its layer and head.
+    const shortcuts = (page.named || []).map(([name, l, h]) => {
+      const button = element("button", {
+        type: "button", class: "lit-model-chip",
+        text: fill(w.named_head, { name, layer: l, head: h }),
+      });
+      button.addEventListener("click", () => {
+        layer.value = l;
+        head.value = h;
+        draw();
+      });
+      return [button, l, h];
+    });
+    const namedHeads = element("p", { class: "lit-model-named" },
+      element("span", { text: w.named }), ...shortcuts.map(([button]) => button));
     const all = element("input", { type: "checkbox" });
     const strip = element("div", {
       class: "lit-model-strip", role: "listbox", "aria-label": w.strip, id: id("strip"),
@@ -69,7 +86,7 @@
       labelled(fill(w.text, { n: M }), text),
       element("div", { class: "lit-model-row" },
         labelled(w.layer, layer), labelled(w.head, head), labelled(w.all_heads, all)),
-      strip, readout, kept, heads, problem,
+      namedHeads, strip, readout, kept, heads, problem,
     );
     explorer.tabIndex = -1; // where the keyboard's focus goes once it is built
 
@@ -98,6 +115,9 @@
         return;
       }
       const t = view.query, [l, h] = chosen();
+      for (const [button, bl, bh] of shortcuts) {
+        button.setAttribute("aria-pressed", String(bl === l && bh === h));
+      }
       const row = view.rows(l, h, t);
       for (const option of strip.querySelectorAll("[role=option]")) {
         const i = Number(option.dataset.i);
