@@ -20,7 +20,7 @@ import pytest
 
 from literate.__main__ import main
 from literate.translations.check import check_entry, load_glossary
-from literate.translations.labml import convert, read_labml, read_ours
+from literate.translations.labml_convert import convert, read_labml, read_ours
 from literate.translations.tables import load_table
 
 LABML = Path(labml_nn.__file__).parent
