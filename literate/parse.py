@@ -32,7 +32,6 @@ and the module docstring's YAML front matter.
 from __future__ import annotations
 
 import ast
-import hashlib
 import io
 import logging
 import re
@@ -43,6 +42,7 @@ from pathlib import PurePosixPath
 
 import yaml
 
+from literate.anchors import section_anchors
 from literate.model import CodeLine, Directive, Page, ParseError, Section
 from literate.model import SourceError as SourceError  # where callers import it
 
@@ -474,7 +474,9 @@ def _finish(built: list[_Builder], defs: list[_Def], total: int) -> tuple[Sectio
             + [d.number for d in b.directives[:1]]
         )
         drafts.append((b, starts, starts or scope[first]))
-    anchors = _anchors(drafts)
+    anchors = section_anchors(
+        [(b.docs, b.code, starts, symbol) for b, starts, symbol in drafts]
+    )
     return tuple(
         Section(
             anchor=anchor,
@@ -488,65 +490,6 @@ def _finish(built: list[_Builder], defs: list[_Def], total: int) -> tuple[Sectio
         )
         for (b, _, symbol), anchor in zip(drafts, anchors, strict=True)
     )
-
-
-def _anchors(drafts: list[tuple[_Builder, str, str]]) -> list[str]:
-    """Stable ids: the defined symbol, else enclosing symbol plus a content slug.
-
-    Sections that start with a class or function claim its name first, so a
-    slug can never take it. A slug that is taken grows to more words of the
-    content; only identical content falls back to `-2`, `-3` in source order.
-    """
-    taken: set[str] = set()
-    # The last suffix tried for each base: `taken` only grows, so the search
-    # for a free `base-N` resumes there (linear, not quadratic, in repeats).
-    suffix: dict[str, int] = {}
-    result = [""] * len(drafts)
-    order = sorted(range(len(drafts)), key=lambda i: (not drafts[i][1], i))
-    for i in order:
-        b, starts, symbol = drafts[i]
-        if starts:
-            wanted = [starts]
-        else:
-            wanted = [f"{symbol}-{slug}" if symbol else slug for slug in _slugs(b)]
-        free = [a for a in wanted if a not in taken and not re.fullmatch(r"L\d+", a)]
-        anchor = (free or wanted)[0]
-        if not free:
-            base = wanted[-1]
-            n = suffix.get(base, 1)
-            while anchor in taken or re.fullmatch(r"L\d+", anchor):
-                n += 1
-                anchor = f"{base}-{n}"
-            suffix[base] = n
-        taken.add(anchor)
-        result[i] = anchor
-    return result
-
-
-def _slugs(b: _Builder) -> list[str]:
-    """Slugs from the content, short to long: the prose's first line, then up to
-    eight words of it (of the code when there is no prose)."""
-    for text in ("\n".join(b.docs), "\n".join(c.text for c in b.code)):
-        text = re.sub(
-            r"\$\$.*?\$\$|\$[^$\n]*\$|`[^`]*`|\]\([^)]*\)", " ", text, flags=re.S
-        )
-        lines = [re.findall(r"[A-Za-z0-9]+", row) for row in text.split("\n")]
-        words = [w for row in lines for w in row]
-        if words:
-            first = next(row for row in lines if row)
-            return [_join(first[:4]), _join(words[:8])]
-    content = "\n".join(b.docs) + "\n".join(c.text for c in b.code)
-    return ["s-" + hashlib.sha1(content.encode()).hexdigest()[:8]]
-
-
-def _join(words: list[str]) -> str:
-    """Lower-case words joined by `-`, cut at a word to at most 48 characters."""
-    slug = words[0].lower()[:48]
-    for word in words[1:]:
-        if len(slug) + 1 + len(word) > 48:
-            break
-        slug += "-" + word.lower()
-    return slug
 
 
 def _first_heading(sections: tuple[Section, ...]) -> str:
