@@ -273,7 +273,7 @@ def test_labmls_long_lines_wrap_too(browser, labml_site, width):  # noqa: F811
 
 
 def svg_of(fig) -> str:
-    svgs, _ = _figures(fig)
+    svgs, *_ = _figures(fig)
     return svgs[0]
 
 

@@ -54,7 +54,7 @@ def drawn(draw) -> tuple[str, str]:
     """(SVG, base64 PNG) of the figure `draw(axes)` makes, as examples do."""
     fig, axes = plt.subplots(figsize=(3, 2))
     draw(axes)
-    svgs, pngs = _figures(fig)
+    svgs, pngs, _ = _figures(fig)
     return svgs[0], pngs[0]
 
 
