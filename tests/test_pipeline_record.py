@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-import literate.cache_key
-import literate.translate
-import literate.translation
+import literate.cache_key as cache_key
+import literate.translate as translate
+import literate.translation as translation
 from literate.pipeline import Pipeline
 
 SOURCE = textwrap.dedent(
@@ -80,11 +80,11 @@ def refused(name: str):
 
 def test_a_translated_page_reads_checks_and_walks_once(project, monkeypatch):
     reads, checks, walks = Counter(), Counter(), Counter()
-    counting(monkeypatch, literate.translation, "load_table", reads)
-    counting(monkeypatch, literate.translation, "entry_problems", checks, True)
-    counting(monkeypatch, literate.cache_key, "_reach", walks)
+    counting(monkeypatch, translation, "load_table", reads)
+    counting(monkeypatch, translation, "entry_problems", checks, True)
+    counting(monkeypatch, cache_key, "_reach", walks)
     for name in ("check_entry", "comment_problems"):
-        monkeypatch.setattr(literate.translate, name, refused(name))
+        monkeypatch.setattr(translate, name, refused(name))
 
     pipeline = Pipeline(project)
     english = pipeline.page("demo.py")
@@ -106,7 +106,7 @@ def test_a_translated_page_reads_checks_and_walks_once(project, monkeypatch):
 
 def test_forgetting_a_source_reads_its_table_again(project, monkeypatch):
     reads = Counter()
-    counting(monkeypatch, literate.translation, "load_table", reads)
+    counting(monkeypatch, translation, "load_table", reads)
     pipeline = Pipeline(project, run_examples=False)
     pipeline.page("demo.py", "ja")
     table = project / "translations" / "ja" / "demo.json"

@@ -95,6 +95,9 @@ def test_a_fresh_pipeline_runs_the_edited_code():
         assert module.parse is after.parse
     finally:
         sys.modules.update(saved)
+        for name, module in saved.items():  # and the package's attributes
+            parent, _, child = name.rpartition(".")
+            setattr(sys.modules[parent], child, module)
 
 
 def test_the_katex_stylesheet_goes_at_the_end_of_the_head():
