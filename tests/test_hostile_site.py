@@ -46,7 +46,10 @@ from literate.parse import parse
 from literate.spans import key
 
 REDIRECT = '0;url=//evil.example/phish" http-equiv="refresh" data-x="'
-TITLE = '小さい"ページ" & 1<2'  # passes check_entry; must stay text
+# A title and summary reach the head's attributes: the build's gate (the
+# check's `attribute_problems`) refuses a quote or markup the English lacks,
+# and what it lets through (`&`) the theme escapes.
+TITLE = "小さい & ページ"
 MARKUP_LANGUAGE = "<img src=x onerror=alert(document.domain)>"
 WIDE = {"width": 1200, "height": 800}
 
@@ -167,7 +170,7 @@ HEAD_FACTS = """() => ({
 
 
 @in_browser
-def test_a_summary_that_breaks_out_of_the_head_is_text_and_redirects_nobody(
+def test_a_summary_that_would_break_out_of_the_head_is_refused_and_redirects_nobody(
     tmp_path,
     browser,
 ):
@@ -190,7 +193,7 @@ def test_a_summary_that_breaks_out_of_the_head_is_text_and_redirects_nobody(
         assert navigations == [base + "ja/small.html"]
         assert opened.foreign == []  # nothing asked of evil.example
     assert facts["equiv"] == []
-    assert facts["description"] == [REDIRECT]  # the literal text
+    assert facts["description"] == ["A small page for tests."]  # refused: English
     assert facts["title"] == f"{TITLE} - t"
     assert facts["header"] == TITLE
 
