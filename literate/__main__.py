@@ -29,7 +29,8 @@ CSS = Path(__file__).with_name("assets") / "literate.css"
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
-    root = Path(args.root) if getattr(args, "root", None) else default_root(Path.cwd())
+    given = getattr(args, "root", None)
+    root = (Path(given) if given else default_root(Path.cwd())).resolve()
     if not root.is_dir():
         print(f"--root {ascii(str(root))}: not a folder", file=sys.stderr)
         return 2

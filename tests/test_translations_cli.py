@@ -214,3 +214,23 @@ def test_python_m_literate_translations_runs_the_cli(repo):
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(f"{TABLE}: ")
+
+
+def test_a_relative_root_is_the_folder_it_names(tmp_path, capsys, monkeypatch):
+    """`--root .` or `--root proj` works as the absolute path does (a relative
+    root once failed on the first source a folder pattern found under it)."""
+    from literate.__main__ import main as literate_main
+
+    project = tmp_path / "proj"
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "demo.py").write_text(DEMO.read_text("utf-8"), "utf-8")
+    (project / "mkdocs.yml").write_text(
+        "plugins:\n  - literate:\n      sources: [src]\n      base: src\n",
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(project)
+    assert literate_main(["--root", ".", "translations", "update", "ja"]) == 0
+    monkeypatch.chdir(tmp_path)
+    code = literate_main(["--root", "proj", "translations", "status"])
+    out = capsys.readouterr().out
+    assert code == 0 and "| ja | src/demo.py |" in out, out
