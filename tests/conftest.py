@@ -236,8 +236,10 @@ def pytest_xdist_make_scheduler(config, log):
         groups: dict[str, str] | None = None
 
         def _split_scope(self, nodeid: str) -> str:
-            if self.groups is None:
-                self.groups = json.loads(groups_file.read_text(encoding="utf-8"))
+            if self.groups is None:  # none if no worker wrote them: one per test
+                known = groups_file.exists()
+                text = groups_file.read_text(encoding="utf-8") if known else "{}"
+                self.groups = json.loads(text)
             return self.groups.get(nodeid, nodeid)
 
     return GroupScheduling(config, log)
