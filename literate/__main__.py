@@ -100,7 +100,7 @@ def render_command(root: Path, args: argparse.Namespace) -> int:
         root, source = file.parent, file.name
     # The site's own plugin options, so the page is the one the site shows.
     options = site_options(root)
-    katex = str(options.get("katex", KATEX))
+    katex = str(options.get("katex_dist", KATEX))
     settings = {"katex": katex, "run_examples": not args.no_examples}
     settings["run_examples"] &= bool(options.get("run_examples", True))
     if "packages" in options:

@@ -70,7 +70,7 @@ class KatexUnavailable(RuntimeError):
 
 
 def dist_folder(root: Path, option: str) -> Path:
-    """The KaTeX distribution a `katex` option names: a folder relative to
+    """The KaTeX distribution a `katex_dist` option names: a folder relative to
     `root`, or "" for the one carried in this package."""
     return root / option if option else DIST
 
@@ -317,7 +317,7 @@ class _Node:
         said = said or (lines[-1] if lines else "")
         where = f" under {self.node_path}" if self.node_path else ""
         hint = (
-            f"; the katex package is looked for{where} (the plugin's `katex` "
+            f"; the katex package is looked for{where} (the plugin's `katex_dist` "
             "option names its dist folder): install it with `npm install katex`"
         )
         return f" ({said}){hint}" if said else hint

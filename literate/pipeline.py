@@ -43,7 +43,7 @@ from literate.translations.layout import (
 from literate.translations.status import status_in, status_markdown
 
 SOURCE_LANGUAGE = "en"  # the language the comments of the sources are in
-KATEX = ""  # the plugin's default `katex` option: the packaged KaTeX
+KATEX = ""  # the plugin's default `katex_dist` option: the packaged KaTeX
 # What a stage raises about its input; the messages start with `file:line:`.
 ERRORS = (SourceError, ValueError, OSError)
 

@@ -114,7 +114,7 @@ def small_project(root: Path, sources: str = "[small.py]", status: str = "''"):
         f"      sources: {sources}\n"
         f"      status_page: {status}\n"
         "      run_examples: false\n"
-        f"      katex: {json.dumps(str(KATEX_DIST))}\n",
+        f"      katex_dist: {json.dumps(str(KATEX_DIST))}\n",
         encoding="utf-8",
     )
     return root

@@ -220,3 +220,30 @@ def test_sources_are_files_folders_or_globs_each_once(tmp_path):
     assert find_sources(tmp_path, ["pkg/**/*.py"])[-1] == "pkg/sub/n.py"
     with pytest.raises(FileNotFoundError, match="'nope/\\*\\*/\\*.py': no such source"):
         find_sources(tmp_path, ["a.py", "nope/**/*.py"])
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "value"),
+    [
+        ("katex", "katex_dist", "node_modules/katex/dist"),
+        ("packages", "cache_key_packages", "[torch]"),
+        ("timeout", "examples_timeout", "60"),
+    ],
+)
+def test_a_renamed_option_stops_the_build_naming_the_new_one(tmp_path, old, new, value):
+    (tmp_path / "a.py").write_text('"""# A"""\nx = 1\n', encoding="utf-8")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "mkdocs.yml").write_text(
+        "site_name: t\nplugins:\n  - literate:\n      sources: [a.py]\n"
+        f"      {old}: {value}\n",
+        encoding="utf-8",
+    )
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "-d", "out"],
+        cwd=tmp_path, env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode != 0
+    line = next(row for row in done.stderr.splitlines() if "renamed" in row)
+    assert f"'{old}'" in line and f"`{new}:" in line, line
+    assert not (tmp_path / "out").exists()

@@ -845,7 +845,7 @@ def build_small_site(folder: Path, name: str, source: str, out: str = "out"):
     (folder / "mkdocs.yml").write_text(
         "site_name: t\ntheme: {name: material, font: false}\n"
         f"plugins:\n  - literate:\n      sources: [{name}]\n"
-        f"      status_page: ''\n      katex: {katex}\n",
+        f"      status_page: ''\n      katex_dist: {katex}\n",
         encoding="utf-8",
     )
     command = [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", out]

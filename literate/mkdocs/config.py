@@ -13,12 +13,27 @@ be given:
 from __future__ import annotations
 
 from mkdocs.config import config_options as opt
-from mkdocs.config.base import Config
+from mkdocs.config.base import Config, ValidationError
 
 from literate.cache_key import PACKAGES
 from literate.execute import TIMEOUT
 from literate.pipeline import KATEX
 from literate.render import MARKDOWN_EXTENSIONS
+
+
+class Renamed(opt.BaseConfigOption):
+    """An option that has a new name: given, it fails the build in one line
+    that names the new one (its meaning did not change, its name did)."""
+
+    def __init__(self, new: str):
+        super().__init__()
+        self.new = new
+        self.default = None
+
+    def run_validation(self, value):
+        if value is None:
+            return None
+        raise ValidationError(f"renamed: write `{self.new}: {value!r}` instead")
 
 
 class LiterateConfig(Config):
@@ -47,17 +62,17 @@ class LiterateConfig(Config):
     # fonts/) that typesets the math in-process and whose CSS and fonts are
     # copied into the site under assets/katex/, so no page loads a CDN.
     # Default "": the one shipped in the literate package (no Node needed).
-    katex = opt.Type(str, default=KATEX)
+    katex_dist = opt.Type(str, default=KATEX)
 
     # Run the `#|` examples of the sources and show their outputs.
     run_examples = opt.Type(bool, default=True)
 
     # Installed packages whose versions are part of every example's cache
     # key: a new version re-runs the examples.
-    packages = opt.ListOfItems(opt.Type(str), default=list(PACKAGES))
+    cache_key_packages = opt.ListOfItems(opt.Type(str), default=list(PACKAGES))
 
     # Seconds that all the pending examples of one page may take together.
-    timeout = opt.Type((int, float), default=TIMEOUT)
+    examples_timeout = opt.Type((int, float), default=TIMEOUT)
 
     # Python-Markdown extensions for the prose (raw HTML stays off).
     markdown_extensions = opt.ListOfItems(
@@ -78,3 +93,9 @@ class LiterateConfig(Config):
     # leaves its page at the root alone. Needs a theme whose templates have a
     # `main.html` with a `content` block (material, mkdocs). Default false.
     per_language_404 = opt.Type(bool, default=False)
+
+    # The names these options had before: a build that gives one stops and
+    # says the new name.
+    katex = Renamed("katex_dist")
+    packages = Renamed("cache_key_packages")
+    timeout = Renamed("examples_timeout")

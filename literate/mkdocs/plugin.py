@@ -163,9 +163,9 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
             config.extra_css.insert(config.extra_css.index(site.CSS) + 1, PYGMENTS_CSS)
         options = dict(
             run_examples=self.config.run_examples,
-            katex=self.config.katex,
-            packages=tuple(self.config.packages),
-            timeout=self.config.timeout,
+            katex=self.config.katex_dist,
+            packages=tuple(self.config.cache_key_packages),
+            timeout=self.config.examples_timeout,
             extensions=tuple(self.config.markdown_extensions),
         )
         self.strict = bool(config.strict)

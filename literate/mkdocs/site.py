@@ -129,13 +129,13 @@ def static_files(
     config: MkDocsConfig, root: Path, options, sources: list[str]
 ) -> list[File]:
     """The stylesheets, KaTeX's fonts and (if wanted) the sources, as files."""
-    dist = dist_folder(root, options.katex)
+    dist = dist_folder(root, options.katex_dist)
     css = dist / "katex.min.css"
     if not css.is_file():
         raise PluginError(
-            f"literate: plugins.literate.katex is {options.katex!r}, but {css} "
-            "does not exist; install KaTeX there (`npm install katex`), or leave "
-            "the option out to use the KaTeX that ships with literate"
+            f"literate: plugins.literate.katex_dist is {options.katex_dist!r}, but "
+            f"{css} does not exist; install KaTeX there (`npm install katex`), or "
+            "leave the option out to use the KaTeX that ships with literate"
         )
     pairs = [(CSS, CSS_FILE), (KATEX_CSS, css)]
     pairs += [
