@@ -1,6 +1,9 @@
-"""trainkit/machine.py: the thread count around the optimizer's update."""
+"""trainkit/machine.py: the thread count around the optimizer's update, and
+what a training step does with it."""
 
 from __future__ import annotations
+
+import copy
 
 import pytest
 import torch
@@ -31,13 +34,27 @@ def test_other_devices_keep_their_threads(two_threads):
         assert torch.get_num_threads() == 2
 
 
-def test_train_step_updates_on_one_thread_and_restores_the_count(two_threads):
-    cfg = train.PRESETS["tiny"]
+def test_train_step_is_one_adamw_update_and_keeps_the_thread_count(two_threads):
+    # What a step does, not how many threads it uses for which part: the
+    # loss and the weights of the same step written out, and the process's
+    # thread count as it was. (Adam's first step hardly depends on the
+    # gradient's scale, so this cannot tell whether it was clipped.)
+    cfg = train.PRESETS["tiny"]  # no dropout: both forwards see the same net
+    torch.manual_seed(0)
     model = train.CharTransformer(cfg, 11)
+    twin, before = copy.deepcopy(model), copy.deepcopy(model)
     optimizer = train.make_optimizer(model, cfg)
-    seen = []
-    optimizer.register_step_pre_hook(lambda *_: seen.append(torch.get_num_threads()))
+    reference = train.make_optimizer(twin, cfg)
     x, y = torch.randint(11, (2, 4, cfg.context)).unbind(0)
-    train.train_step(model, optimizer, x, y, cfg)
-    assert seen == [1]
+    loss = train.train_step(model, optimizer, x, y, cfg)
+    expected = train.cross_entropy(twin(x), y)
+    expected.backward()
+    torch.nn.utils.clip_grad_norm_(twin.parameters(), cfg.grad_clip)
+    reference.step()
+    torch.testing.assert_close(loss, expected.detach())
+    for ours, theirs in zip(model.parameters(), twin.parameters(), strict=True):
+        torch.testing.assert_close(ours, theirs)
+    moved = [not torch.equal(a, b) for a, b in zip(model.parameters(),
+             before.parameters(), strict=True)]  # fmt: skip
+    assert all(moved)  # every weight took the step
     assert torch.get_num_threads() == 2

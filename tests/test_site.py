@@ -270,8 +270,7 @@ def visit(tabs):
     of the search index and the sitemaps are in, and also reads the page's
     interface words (UI_WORDS) and, on a chapter, its headings
     (HEADING_FACTS); a narrow one, which loads the same files, waits for the
-    load event. With LITERATE_SCREENSHOTS=1
-    each visit saves a screenshot.
+    load event. With LITERATE_SCREENSHOTS=1 each visit saves a screenshot.
     """
     seen: dict[tuple[str, str, str], dict] = {}
 
