@@ -46,11 +46,14 @@ def output_html(
         )
     if output.kind == "text":
         # One span a line, as in the code: a long line wraps (CSS). A blank
-        # line holds its newline, so that it keeps its height and a copy of
-        # the block keeps it (an empty flex item has neither).
-        text = "\n".join(
-            f'<span class="lit-line"{indent(row)}>{html.escape(row) or chr(10)}</span>'
-            for row in output.text.rstrip("\n").split("\n")
+        # line holds its newline (and no newline follows it), so that it
+        # keeps its height, a copy of the block keeps it (an empty flex item
+        # has neither) and the block's text is the text printed.
+        rows = output.text.rstrip("\n").split("\n")
+        text = "".join(
+            ("\n" if i and rows[i - 1] else "")
+            + f'<span class="lit-line"{indent(row)}>{_line_text(row)}</span>'
+            for i, row in enumerate(rows)
         )
         return (
             f'<div class="lit-output" id="{attr(name)}" data-directive="{line}">'
@@ -79,6 +82,11 @@ def output_html(
         f"output of kind {output.kind!r}: expected text, data, or an image as a"
         f" data:image/svg+xml or data:image/png base64 URL",
     )
+
+
+def _line_text(row: str) -> str:
+    """A printed line, escaped; a blank one its newline."""
+    return html.escape(row) or "\n"
 
 
 def _narrow_source(page: Page, wide: Output, narrow: Output) -> str:

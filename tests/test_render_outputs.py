@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -104,8 +105,10 @@ SPEECHES = "ROMEO:\nIs the day\n\nJULIET:\n  So soon\n"
 def test_a_blank_line_of_printed_text_keeps_its_line():
     html = render_page(with_outputs(Output(3, "text", text=SPEECHES)))
     output = html[html.index('<div class="lit-output"') :]
-    assert '<span class="lit-line">\n</span>' in output  # not an empty span
+    assert '<span class="lit-line">\n</span><span' in output  # not an empty span
     assert output.count('<span class="lit-line"') == 5  # a span a line
+    code = output[output.index("<code>") + 6 : output.index("</code>")]
+    assert re.sub(r"<[^>]+>", "", code) == SPEECHES.rstrip("\n")  # its text
 
 
 @pytest.mark.slow
@@ -126,7 +129,7 @@ def test_printed_blank_lines_show_and_copy_as_written(tmp_path):
         try:
             page = browser.new_page()
             page.goto((tmp_path / "page.html").as_uri())
-            heights, copied = page.evaluate(
+            heights, copied, text = page.evaluate(
                 """() => {
                   const code = document.querySelector('.lit-output code');
                   const range = document.createRange();
@@ -135,10 +138,10 @@ def test_printed_blank_lines_show_and_copy_as_written(tmp_path):
                   getSelection().addRange(range);
                   return [[...code.children].map(
                     s => s.getBoundingClientRect().height),
-                    getSelection().toString()];
+                    getSelection().toString(), code.textContent];
                 }"""
             )
         finally:
             browser.close()
     assert min(heights) > 0 and max(heights) == min(heights)
-    assert copied == SPEECHES.rstrip("\n")
+    assert copied == text == SPEECHES.rstrip("\n")

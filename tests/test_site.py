@@ -84,10 +84,11 @@ PAGE_FACTS = """() => {
     return {left: r.left, right: r.right, top: r.top + scrollY,
             bottom: r.bottom + scrollY};
   };
-  const text = el => {  // the prose, without the list of sections
-    if (!el) return '';
+  const text = el => {  // the prose, without the list of sections; the
+    if (!el) return '';   // code as written (a translated comment's English)
     const copy = el.cloneNode(true);
-    copy.querySelectorAll('.lit-contents').forEach(e => e.remove());
+    copy.querySelectorAll('.lit-contents, .lit-comment-tr').forEach(
+      e => e.remove());
     return copy.textContent;
   };
   const bare = el => {  // prose without typeset math or code
@@ -118,6 +119,8 @@ PAGE_FACTS = """() => {
         prose: text(prose),
         bare: bare(prose),
         code: text(s.querySelector('.lit-code .highlight')),  // not outputs
+        comments: [...s.querySelectorAll('.lit-comment-tr')].filter(
+          c => c.checkVisibility()).length,
         docsBox: text(prose).trim() ? box(s.querySelector('.lit-docs')) : null,
         codeBox: box(s.querySelector('.lit-code .highlight')),
         codeHidden: [...s.querySelectorAll('.lit-code pre')].reduce(
@@ -391,6 +394,10 @@ def test_translated_prose_stands_beside_the_same_code(visit, lang, name):
     assert [s["id"] for s in sections] == list(english)
     for s in sections:
         assert s["code"] == english[s["id"]]["code"], f"#{s['id']}: code differs"
+    # Its code's prose comments are shown in the page's language.
+    assert sum(s["comments"] for s in sections) >= len(
+        reference_page(SOURCES[name], lang).comments
+    )
     # A translation may equal its English (a shape like `[B, S, D]`), but
     # the translated page as a whole must read differently.
     changed = [
