@@ -40,16 +40,6 @@ _FENCE_OPEN = re.compile(r"[ ]{0,3}(`{3,}|~{3,})([^\n]*)")
 _REF_DEF = re.compile(r"[ ]{0,3}\[[^\]\n]+\]:[ \t]*(<[^>\n]*>|\S+)")
 # `<https://…>`, `<mailto:…>`: an autolink, any URI scheme (CommonMark's rule).
 _AUTOLINK = re.compile(r"<[A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*>")
-# Raw HTML: comments, declarations, processing instructions and tags.
-_HTML = re.compile(
-    r"<!--.*?-->"
-    r"|<![A-Za-z\[][^>]*>"
-    r"|<\?.*?\?>"
-    r"|</?[A-Za-z][A-Za-z0-9-]*"
-    r"(?:\s+[^\s\"'>/=]+(?:\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s\"'=<>`]+))?)*"
-    r"\s*/?>",
-    re.DOTALL,
-)
 # A bare web address in running text.
 _BARE_URL = re.compile(r"(?:https?|ftp)://[^\s<>\"'`]+", re.IGNORECASE)
 # `$5`, `$3.50`, `$1,000`: a price, not the start of math.

@@ -10,6 +10,7 @@ example's code once; the stages that come after take what was found.
 
 from __future__ import annotations
 
+import importlib
 import json
 import textwrap
 from collections import Counter
@@ -17,10 +18,12 @@ from pathlib import Path
 
 import pytest
 
-import literate.cache_key as cache_key
-import literate.translate as translate
-import literate.translation as translation
-from literate.pipeline import Pipeline
+
+def current(name: str):
+    """The module `literate.<name>` as the pipeline will find it now (another
+    test may have imported the stages again: patch what is in use)."""
+    return importlib.import_module(f"literate.{name}")
+
 
 SOURCE = textwrap.dedent(
     '''\
@@ -80,13 +83,13 @@ def refused(name: str):
 
 def test_a_translated_page_reads_checks_and_walks_once(project, monkeypatch):
     reads, checks, walks = Counter(), Counter(), Counter()
-    counting(monkeypatch, translation, "load_table", reads)
-    counting(monkeypatch, translation, "entry_problems", checks, True)
-    counting(monkeypatch, cache_key, "_reach", walks)
+    counting(monkeypatch, current("translation"), "load_table", reads)
+    counting(monkeypatch, current("translation"), "entry_problems", checks, True)
+    counting(monkeypatch, current("cache_key"), "_reach", walks)
     for name in ("check_entry", "comment_problems"):
-        monkeypatch.setattr(translate, name, refused(name))
+        monkeypatch.setattr(current("translate"), name, refused(name))
 
-    pipeline = Pipeline(project)
+    pipeline = current("pipeline").Pipeline(project)
     english = pipeline.page("demo.py")
     page = pipeline.page("demo.py", "ja")
     body = pipeline.html(page)
@@ -106,8 +109,8 @@ def test_a_translated_page_reads_checks_and_walks_once(project, monkeypatch):
 
 def test_forgetting_a_source_reads_its_table_again(project, monkeypatch):
     reads = Counter()
-    counting(monkeypatch, translation, "load_table", reads)
-    pipeline = Pipeline(project, run_examples=False)
+    counting(monkeypatch, current("translation"), "load_table", reads)
+    pipeline = current("pipeline").Pipeline(project, run_examples=False)
     pipeline.page("demo.py", "ja")
     table = project / "translations" / "ja" / "demo.json"
     edited = dict(TABLE, **{"Steps, counted.": "ステップを数える。"})

@@ -7,8 +7,7 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
-import pytest
-from playwright.sync_api import sync_playwright
+from test_site import browser, in_browser  # noqa: F401 (fixtures)
 
 from literate.model import Output
 from literate.outputs import table_rows
@@ -16,9 +15,6 @@ from literate.parse import parse
 from literate.render import render_page
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
 
 
 def with_outputs(*outputs, lang="en"):
@@ -111,37 +107,32 @@ def test_a_blank_line_of_printed_text_keeps_its_line():
     assert re.sub(r"<[^>]+>", "", code) == SPEECHES.rstrip("\n")  # its text
 
 
-@pytest.mark.slow
-@pytest.mark.browser
-def test_printed_blank_lines_show_and_copy_as_written(tmp_path):
+@in_browser
+def test_printed_blank_lines_show_and_copy_as_written(browser, tmp_path):  # noqa: F811
     """In Chromium: the blank line between two speeches takes a line's height,
     and selecting the block gives the text as printed."""
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} is missing: apt-get install -y chromium")
     css = (ROOT / "literate" / "assets" / "literate.css").read_text(encoding="utf-8")
     body = render_page(with_outputs(Output(3, "text", text=SPEECHES)))
     (tmp_path / "page.html").write_text(
         f"<!doctype html><meta charset=utf-8><style>{css}</style>{body}",
         encoding="utf-8",
     )
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        try:
-            page = browser.new_page()
-            page.goto((tmp_path / "page.html").as_uri())
-            heights, copied, text = page.evaluate(
-                """() => {
-                  const code = document.querySelector('.lit-output code');
-                  const range = document.createRange();
-                  range.selectNodeContents(code);
-                  getSelection().removeAllRanges();
-                  getSelection().addRange(range);
-                  return [[...code.children].map(
-                    s => s.getBoundingClientRect().height),
-                    getSelection().toString(), code.textContent];
-                }"""
-            )
-        finally:
-            browser.close()
+    page = browser.new_page()
+    try:
+        page.goto((tmp_path / "page.html").as_uri())
+        heights, copied, text = page.evaluate(
+            """() => {
+              const code = document.querySelector('.lit-output code');
+              const range = document.createRange();
+              range.selectNodeContents(code);
+              getSelection().removeAllRanges();
+              getSelection().addRange(range);
+              return [[...code.children].map(
+                s => s.getBoundingClientRect().height),
+                getSelection().toString(), code.textContent];
+            }"""
+        )
+    finally:
+        page.close()
     assert min(heights) > 0 and max(heights) == min(heights)
     assert copied == text == SPEECHES.rstrip("\n")
