@@ -143,11 +143,18 @@ PROBE = """text => {
 }"""
 
 
+LAID_OUT = """() => document.fonts.ready.then(() => new Promise(
+  done => requestAnimationFrame(() => requestAnimationFrame(done))))"""
+
+
 @in_browser
 @pytest.mark.parametrize("lang", ["ja", "zh"])
 def test_cjk_punctuation_is_drawn_by_the_cjk_face(tabs, lang):
     page = tabs[1400].open(f"{LANGS[lang]}mha.html")
     page.evaluate(PROBE, {"punctuation": PUNCTUATION})
+    # The fonts a text was drawn with are known once it is laid out and its
+    # faces have loaded: wait for both (on a loaded machine, not at once).
+    page.evaluate(LAID_OUT)
     cdp = page.context.new_cdp_session(page)
     cdp.send("DOM.enable")
     cdp.send("CSS.enable")
