@@ -83,8 +83,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def render_command(root: Path, args: argparse.Namespace) -> int:
     from literate.katex import dist_folder
+    from literate.keys import SOURCE_LANGUAGE, is_language, site_options
     from literate.pipeline import ERRORS, KATEX, Pipeline
-    from literate.translations.layout import SOURCE_LANGUAGE, is_language, site_options
 
     if args.lang != SOURCE_LANGUAGE and not is_language(args.lang):
         print(

@@ -332,9 +332,3 @@ def render_formulas(formulas: Iterable[tuple[str, bool]]) -> dict:
     if _DEFAULT is None:
         _DEFAULT = Katex()
     return _DEFAULT(formulas)
-
-
-def clear_cache() -> None:
-    """Forget every formula the shared default `Katex` rendered."""
-    if _DEFAULT is not None:
-        _DEFAULT.cache.clear()

@@ -42,7 +42,7 @@ from nbformat import v4
 
 from literate.data import Data
 from literate.directives import read_directive
-from literate.labels import label
+from literate.languages import FONTS, label
 from literate.model import Page, Section
 
 KERNEL = {"name": "python3", "display_name": "Python 3", "language": "python"}
@@ -61,11 +61,6 @@ class _Piece:
     section: Section
     lines: tuple[str, ...]  # with its docstring put back, if it has one
     has_docstring: bool
-
-
-def notebook_name(source: str) -> str:
-    """The notebook's file name for a repo-relative source: `mha.ipynb`."""
-    return PurePosixPath(source).with_suffix(".ipynb").name
 
 
 def page_to_notebook(
@@ -109,7 +104,6 @@ def page_to_notebook(
 
 def _words_cell(words: dict[str, str], lang: str) -> nbformat.NotebookNode:
     """`tr`'s words, and the build's fonts for `lang` (with its glyphs)."""
-    from literate.execute import FONTS
 
     def text(s: str) -> str:
         return json.dumps(s, ensure_ascii=False)

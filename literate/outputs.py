@@ -12,7 +12,7 @@ import re
 
 from literate.data import script_text
 from literate.figures import img_tag, shown_size
-from literate.labels import label
+from literate.languages import label
 from literate.model import Output, Page
 from literate.narrow import NARROW_DEFAULT_PX, narrow_below
 from literate.prose import RenderError

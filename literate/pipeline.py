@@ -15,32 +15,32 @@ it read, and the KaTeX renderer with its engine and cache.
 
 from __future__ import annotations
 
-import glob
 from collections.abc import Mapping
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 import nbformat
 
 from literate.cache_key import PACKAGES, Reach
 from literate.execute import TIMEOUT, execute_page
+from literate.glossary import Term, load_glossary
 from literate.highlight import cross_page_links  # noqa: F401 (for the plugin)
 from literate.katex import Katex, dist_folder
-from literate.model import Page, SourceError
-from literate.notebook import page_to_notebook
-from literate.parse import parse
-from literate.render import MARKDOWN_EXTENSIONS, render_page, render_page_tolerant
-from literate.textfile import inside, project_glob, read_utf8
-from literate.translate import translate_page
-from literate.translation import Translation, load_translation
-from literate.translations.check import Term, load_glossary
-from literate.translations.layout import (
+from literate.keys import (
     SourceKeys,
     example_reaches,
     glossary_path,
     keys_of,
     table_path,
 )
-from literate.translations.status import status_in, status_markdown
+from literate.model import Page, SourceError
+from literate.notebook import page_to_notebook
+from literate.parse import parse
+from literate.render import MARKDOWN_EXTENSIONS, render_page, render_page_tolerant
+from literate.sources import find_sources, page_path  # noqa: F401 (plugin)
+from literate.status import status_rows, status_table  # noqa: F401 (plugin)
+from literate.textfile import inside, read_utf8
+from literate.translate import translate_page
+from literate.translation import Translation, load_translation
 
 SOURCE_LANGUAGE = "en"  # the language the comments of the sources are in
 KATEX = ""  # the plugin's default `katex_dist` option: the packaged KaTeX
@@ -249,53 +249,3 @@ class Pipeline:
 def _of_source(memo_key: str | tuple[str, str], source: str) -> bool:
     """Whether a memo's key (a source, or a source and a language) is `source`'s."""
     return memo_key == source or (isinstance(memo_key, tuple) and memo_key[0] == source)
-
-
-def status_page(root: Path, sources: list[str]) -> str:
-    """The translation status tables as markdown (the site's status page)."""
-    return status_markdown(root, tuple(sources))
-
-
-def status_page_in(status: str, lang: str) -> str:
-    """The status page's markdown with its words in `lang`."""
-    return status_in(status, lang)
-
-
-def find_sources(root: Path, patterns: list[str]) -> list[str]:
-    """The sources that `patterns` name under `root`, in order, each once.
-
-    A pattern is a file (`mha.py`), a folder (every `.py` file under it) or
-    a glob (`labml_nn/**/*.py`). Raises FileNotFoundError naming a pattern
-    that matches nothing, and OutsideProject (a ValueError) naming a pattern,
-    or a file it matches, that leads out of `root`: `../x.py`, an absolute
-    path, a symlinked file or folder whose target is elsewhere. Nothing of
-    the outside target is read or quoted.
-    """
-    found: dict[str, None] = {}
-    for pattern in patterns:
-        path = inside(root, pattern)
-        if glob.has_magic(pattern):
-            matches = project_glob(root, pattern)
-        elif path.is_dir():
-            matches = sorted(p.relative_to(root).as_posix() for p in path.rglob("*.py"))
-        else:
-            matches = [pattern] if path.is_file() else []
-        matches = [m for m in matches if inside(root, m, m).is_file()]
-        if not matches:
-            raise FileNotFoundError(f"{pattern!r}: no such source under {root}")
-        found.update((PurePosixPath(m).as_posix(), None) for m in matches)
-    return list(found)
-
-
-def page_path(source: str, base: str = "") -> str:
-    """A source's page, without extension, relative to the site root.
-
-    The path follows the source's, relative to `base`: `pkg/mod.py` is
-    `pkg/mod`, and a package's `pkg/__init__.py` is its `pkg/index`.
-    """
-    path = PurePosixPath(source)
-    if base:
-        path = path.relative_to(base)
-    if path.name == "__init__.py":
-        return (path.parent / "index").as_posix()
-    return path.with_suffix("").as_posix()

@@ -30,6 +30,7 @@ import markdown
 from literate.highlight import highlight_block
 from literate.katex import Rendered
 from literate.model import Section, SourceError
+from literate.normalize import normalize, symbols
 from literate.sanitize import (
     VOID,
     attr,
@@ -38,7 +39,7 @@ from literate.sanitize import (
     safe_href,
     safe_src,
 )
-from literate.spans import PLACEHOLDER_RE, Span, extract, normalize, symbols
+from literate.spans import PLACEHOLDER_RE, Span, extract
 
 # mkdocs counts the warnings of its loggers (`--strict` fails on any); outside
 # mkdocs, logging prints them on stderr.

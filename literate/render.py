@@ -18,8 +18,9 @@ from html.parser import HTMLParser
 
 from literate.highlight import highlight_sections, with_translated_comments
 from literate.katex import render_formulas
-from literate.labels import label
+from literate.languages import html_lang, label
 from literate.model import Page, Section
+from literate.normalize import symbols
 from literate.outputs import indent, output_html
 from literate.page_math import render_math, warn_unclosed_math
 from literate.prose import (
@@ -30,7 +31,6 @@ from literate.prose import (
     prose_html,
 )
 from literate.sanitize import attr, safe_href
-from literate.spans import symbols
 
 __all__ = ["MARKDOWN_EXTENSIONS", "RenderError", "render_page", "render_page_tolerant"]
 
@@ -150,12 +150,6 @@ def _symbols_attr(page: Page) -> str:
 
 
 # --- the page --------------------------------------------------------------------
-
-
-def html_lang(lang: str) -> str:
-    """The `lang` attribute for a site language: one that picks the right glyphs
-    (`zh` alone lets a browser draw Chinese with Japanese or Traditional forms)."""
-    return {"zh": "zh-Hans"}.get(lang, lang)
 
 
 def _originals_switch(lang: str) -> str:

@@ -20,10 +20,12 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
+from literate.check import check_entry, comment_problems
 from literate.comments import CodeComment, section_comments
+from literate.glossary import Term
 from literate.model import Page, Section
-from literate.spans import extract, fill, key, normalize
-from literate.translations.check import Term, check_entry, comment_problems
+from literate.normalize import key, normalize
+from literate.spans import extract, fill
 
 # difflib ratio above which an old key counts as an earlier version of a new
 # one (the ratio `difflib.get_close_matches` uses by default).

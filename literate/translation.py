@@ -13,9 +13,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from literate.translations.check import Term, entry_problems
-from literate.translations.layout import SourceKeys
-from literate.translations.tables import load_table
+from literate.check import entry_problems
+from literate.glossary import Term
+from literate.keys import SourceKeys
+from literate.tables import load_table
 
 
 @dataclass(frozen=True)

@@ -32,28 +32,3 @@ def use(words: dict[str, str]) -> None:
     """Translate with `words` (English -> translation) from now on; {} for none."""
     _words.clear()
     _words.update(words)
-
-
-def checked(table: dict[str, str], glossary: tuple = ()) -> dict[str, str]:
-    """The entries of `table` that are translated and pass the check.
-
-    Those an example draws or a page writes into an attribute: besides
-    `check_entry`, a word's replacement fields are the English's (so that
-    `.format` reads nothing else), its math parses within matplotlib's limits,
-    and no `"` or markup can end an alt text's attribute. What fails shows
-    its English, whether or not `translations check` ran before the build.
-    """
-    from literate.translations.check import (
-        attribute_problems,
-        check_entry,
-        figure_problems,
-    )
-
-    return {
-        k: v
-        for k, v in table.items()
-        if v.strip()
-        and not check_entry(k, v, glossary)
-        and not attribute_problems(k, v)
-        and not figure_problems(k, v)
-    }

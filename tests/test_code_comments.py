@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 
 from literate.__main__ import main
+from literate.check import comment_problems
 from literate.comments import classify, section_comments
+from literate.keys import source_keys
 from literate.parse import parse
 from literate.pipeline import Pipeline
-from literate.translations.check import comment_problems
-from literate.translations.layout import source_keys
 
 SOURCE = textwrap.dedent(
     '''\

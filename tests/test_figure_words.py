@@ -18,9 +18,9 @@ from literate import words
 from literate.cache_key import code_key, example_words
 from literate.directives import page_examples
 from literate.execute import ExecuteError, execute_page
+from literate.keys import current_keys
 from literate.parse import parse
 from literate.pipeline import Pipeline
-from literate.translations.layout import current_keys
 
 ROOT = Path(__file__).resolve().parents[1]
 CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")

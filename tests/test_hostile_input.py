@@ -32,10 +32,8 @@ import pytest
 from conftest import UPDATE_GOLDEN
 
 from literate import spans
-from literate.parse import parse
-from literate.pipeline import Pipeline
-from literate.spans import extract, key, normalize
-from literate.translations.check import (
+from literate.__main__ import main as literate_main
+from literate.check import (
     LENGTH_MARGIN,
     LENGTH_RATIO,
     LINES_MARGIN,
@@ -43,10 +41,20 @@ from literate.translations.check import (
     MAX_NESTING,
     check_entry,
 )
-from literate.translations.cli import main as translations
-from literate.translations.tables import save_table, short
+from literate.normalize import key, normalize
+from literate.parse import parse
+from literate.pipeline import Pipeline
+from literate.spans import extract
+from literate.tables import save_table, short
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def translations(argv: list[str]) -> int:
+    """`literate translations ARGV...`, in this process: its exit status."""
+    return literate_main(["translations", *argv])
+
+
 DEMO = Path(__file__).parent / "translation_data" / "demo.py"
 TABLE = "translations/ja/demo.json"
 
@@ -87,7 +95,7 @@ def frozen_spans() -> list[tuple[str, list, str]]:
 
 
 def scanned(text: str) -> tuple[str, list, str]:
-    return text, [list(span) for span in spans._find_spans(text)], normalize(text)
+    return text, [list(span) for span in spans.find_spans(text)], normalize(text)
 
 
 def test_the_scanner_finds_the_spans_it_found_before():
@@ -101,7 +109,7 @@ def test_the_scanner_finds_the_spans_it_found_before():
 
 
 def test_no_unquoted_angle_bracket_inside_a_tag():
-    assert spans._find_spans("x <a <b> y") == [(5, 8, "html")]  # `<b>`, not `<a <b>`
+    assert spans.find_spans("x <a <b> y") == [(5, 8, "html")]  # `<b>`, not `<a <b>`
 
 
 # Text that made the old scanner re-read what follows each opener.

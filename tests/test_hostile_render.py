@@ -26,15 +26,16 @@ import pytest
 from conftest import ROOT, Tree
 from test_hostile_input import within
 
+from literate.check import check_entry
 from literate.model import SourceError
+from literate.normalize import key
 from literate.parse import parse
-from literate.pipeline import Pipeline, find_sources
+from literate.pipeline import Pipeline
 from literate.render import render_page
-from literate.spans import key
+from literate.sources import find_sources
+from literate.status import cell, status_markdown
 from literate.textfile import MAX_BYTES, NotReadable, OutsideProject, read_utf8
 from literate.translate import translate_page
-from literate.translations.check import check_entry
-from literate.translations.status import cell, status_markdown
 
 PAYLOAD = "<img src=x onerror=alert(document.domain)>"
 

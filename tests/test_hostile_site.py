@@ -38,12 +38,12 @@ from playwright.sync_api import Error as PlaywrightError
 from test_hostile_input import within
 from test_site import QuietHandler, Tab, in_browser, launched_chromium
 
-from literate.labels import label
+from literate.languages import label
 from literate.mkdocs import plugin as plugin_module
 from literate.mkdocs.plugin import LiteratePlugin
 from literate.mkdocs.reload import PACKAGE, load_failure
+from literate.normalize import key
 from literate.parse import parse
-from literate.spans import key
 
 REDIRECT = '0;url=//evil.example/phish" http-equiv="refresh" data-x="'
 # A title and summary reach the head's attributes: the build's gate (the

@@ -20,9 +20,10 @@ import labml_nn
 import pytest
 
 from literate.__main__ import main
-from literate.translations.check import check_entry, load_glossary
+from literate.check import check_entry
+from literate.glossary import load_glossary
+from literate.tables import load_table
 from literate.translations.labml_convert import convert, read_labml, read_ours
-from literate.translations.tables import load_table
 
 LABML = Path(labml_nn.__file__).parent
 SOURCES = ("transformers/mha.py", "transformers/feed_forward.py")

@@ -44,7 +44,8 @@ from test_site import (  # noqa: F401 (fixtures)
 )
 
 from literate.directives import read_directive
-from literate.execute import ExecuteError, _figures, _outputs
+from literate.example_process import figures as _figures
+from literate.execute import ExecuteError, _outputs
 from literate.model import Directive, Page, Section
 from literate.narrow import READABLE_PX, narrow, narrow_below, smallest_text
 from literate.notebook import page_to_notebook

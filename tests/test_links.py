@@ -20,11 +20,12 @@ import pytest
 from conftest import ROOT, Tree
 from test_site import SHOTS, in_browser, server, site  # noqa: F401 (fixtures)
 
+from literate.check import check_entry
 from literate.highlight import cross_page_links, highlight_sections
+from literate.normalize import key, normalize, symbols
 from literate.parse import parse
 from literate.render import render_page
-from literate.spans import CODE_JOINER, extract, fill, key, normalize, symbols
-from literate.translations.check import check_entry
+from literate.spans import CODE_JOINER, extract, fill
 
 
 def page_of(source: str, name: str = "t.py"):

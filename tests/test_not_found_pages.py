@@ -11,7 +11,7 @@ import pytest
 from conftest import Tree
 from test_site import HTML_LANG, LANGS, site  # noqa: F401 (a fixture)
 
-from literate.labels import label
+from literate.languages import label
 
 TAB = re.compile(r'<a href="([^"]*)" class="md-tabs__link">\s*(.*?)\s*</a>', re.S)
 SEARCH_BOX = re.compile(r'class="md-search__input"[^>]*placeholder="([^"]*)"')

@@ -23,11 +23,11 @@ from conftest import CHAPTERS, japanese
 from nbclient import NotebookClient
 
 from literate.execute import execute_page
-from literate.notebook import notebook_name, page_to_notebook
+from literate.normalize import key
+from literate.notebook import page_to_notebook
 from literate.parse import parse
 from literate.pipeline import Pipeline
 from literate.render import render_page
-from literate.spans import key
 from literate.translate import translate_page
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -153,8 +153,6 @@ def test_notebook_is_deterministic():
     assert nbformat.writes(page_to_notebook(page)) == nbformat.writes(
         page_to_notebook(page)
     )
-    assert notebook_name("mha.py") == "mha.ipynb"
-    assert notebook_name("tests/data/execute/demo.py") == "demo.ipynb"
 
 
 def test_main_block_is_replaced_by_example_cells():

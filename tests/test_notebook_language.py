@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import pytest
 
-from literate.labels import label
+from literate.languages import label
 from literate.notebook import page_to_notebook
 from literate.parse import parse
 

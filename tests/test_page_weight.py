@@ -27,7 +27,9 @@ from test_site import (
 
 from literate import figures
 from literate.directives import Example
-from literate.execute import RASTER_DPI, _figures, _outputs
+from literate.example_process import RASTER_DPI
+from literate.example_process import figures as _figures
+from literate.execute import _outputs
 from literate.figures import figure_url
 from literate.mkdocs.site import FIGURE_DIR, figure_files
 from literate.pipeline import Pipeline

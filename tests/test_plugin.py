@@ -22,7 +22,7 @@ from mkdocs.structure.files import File, Files
 
 from literate.mkdocs import i18n_search, reload, site
 from literate.parse import parse
-from literate.pipeline import find_sources, page_path
+from literate.sources import find_sources, page_path
 
 EN, JA = site.Language("en", True), site.Language("ja", False)
 

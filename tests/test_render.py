@@ -367,7 +367,8 @@ def test_no_mix_of_hostile_fragments_yields_markup(fragments):
 
 
 def test_a_code_span_wrapped_over_two_comment_lines_survives_translation():
-    from literate.spans import extract, key, normalize
+    from literate.normalize import key, normalize
+    from literate.spans import extract
     from literate.translate import translate_page
 
     source = (

@@ -8,9 +8,9 @@ from material.plugins.search.plugin import Parser
 
 from literate.mkdocs.search_view import search_view
 from literate.mkdocs.tex_text import tex_text, tex_words
+from literate.normalize import key
 from literate.parse import parse
 from literate.render import render_page
-from literate.spans import key
 from literate.translate import translate_page
 
 SOURCE = r'''"""

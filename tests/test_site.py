@@ -25,7 +25,7 @@ from conftest import CHAPTERS, made_once
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import sync_playwright
 
-from literate.labels import label
+from literate.languages import label
 from literate.parse import parse
 from literate.pipeline import Pipeline
 from literate.spans import extract

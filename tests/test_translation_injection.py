@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from literate.check import check_entry
+from literate.normalize import key, normalize
 from literate.parse import parse
-from literate.spans import extract, fill, key, normalize
+from literate.spans import extract, fill
 from literate.translate import translate_page
-from literate.translations.check import check_entry
 
 DATA = Path(__file__).parent / "translation_data"
 DEMO = DATA / "demo.py"

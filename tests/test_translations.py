@@ -15,12 +15,14 @@ from conftest import CHAPTERS, ROOT, japanese
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from literate.check import check_entry
+from literate.glossary import Term, load_glossary
+from literate.keys import glossary_path
+from literate.normalize import key, normalize, starts_block
 from literate.parse import parse
-from literate.spans import extract, fill, key, normalize, starts_block
+from literate.spans import extract, fill
+from literate.tables import Entry
 from literate.translate import translate_page
-from literate.translations.check import Term, check_entry, load_glossary
-from literate.translations.layout import glossary_path
-from literate.translations.tables import Entry
 from literate.translations.update import update_table
 
 DEMO = Path(__file__).parent / "translation_data" / "demo.py"

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, japanese
 
+from literate.__main__ import main as literate_main
+from literate.normalize import key
 from literate.parse import parse
-from literate.spans import key
-from literate.translations.cli import main
-from literate.translations.tables import dumps_table, save_table, short
+from literate.tables import dumps_table, save_table, short
 
 DEMO = Path(__file__).parent / "translation_data" / "demo.py"
 
@@ -62,7 +62,7 @@ def repo(tmp_path):
 
 
 def cli(root: Path, capsys, *args: str) -> tuple[int, str]:
-    code = main(["--root", str(root), *args])
+    code = literate_main(["--root", str(root), "translations", *args])
     return code, capsys.readouterr().out
 
 

@@ -37,10 +37,10 @@ from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 
+from literate.glossary import load_glossary
+from literate.keys import glossary_path
 from literate.mkdocs import search_words
 from literate.mkdocs.site import Language, current_language, site_languages
-from literate.translations.check import load_glossary
-from literate.translations.layout import glossary_path
 
 CONFIG_SCRIPT = re.compile(
     r'(<script id="__config" type="application/json">)(.*?)(</script>)', re.S

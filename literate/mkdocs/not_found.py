@@ -28,7 +28,7 @@ from pathlib import Path
 import jinja2
 from mkdocs.config.defaults import MkDocsConfig
 
-from literate.labels import label
+from literate.languages import label
 from literate.mkdocs.i18n_search import point_search_at, selector_links
 from literate.mkdocs.site import Language, current_language, site_languages
 

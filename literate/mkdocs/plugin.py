@@ -52,7 +52,9 @@ from mkdocs.structure.pages import Page
 from mkdocs.utils import get_relative_url
 from pygments.formatters import HtmlFormatter
 
-from literate.labels import label
+from literate.glossary import load_glossary
+from literate.keys import glossary_path
+from literate.languages import label
 from literate.mkdocs import site, typography
 from literate.mkdocs.config import LiterateConfig
 from literate.mkdocs.i18n_search import PerLanguageSearch
@@ -60,8 +62,6 @@ from literate.mkdocs.not_found import PerLanguageNotFound
 from literate.mkdocs.reload import code_stamp, load_failure, load_pipeline
 from literate.mkdocs.search_view import search_view
 from literate.mkdocs.site import Language, Target, current_language, site_languages
-from literate.translations.check import load_glossary
-from literate.translations.layout import glossary_path
 
 # mkdocs-static-i18n handles files at priority -100: add pages before it,
 # fill them in after it.
@@ -136,7 +136,7 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
         self.targets: dict[str, Target] = {}  # every generated page by docs name
         self.pages: dict = {}  # this language's literate Pages, by docs name
         self.bodies: dict[str, str] = {}  # their HTML
-        self.status = ""  # the status page's markdown, made once per build
+        self.status = None  # the status page's rows, counted once per build
         self.full_content = ""  # a page's HTML while search reads its view
         self.serving = False  # under `mkdocs serve`: errors become notices
         self.strict = False  # --strict: a warning would fail the rebuild
@@ -241,7 +241,7 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
         glossary = load_glossary(glossary_path(self.root, self.lang.code))
         self.terms = [t for term in glossary for t in term.render.split()]
         if self.lang.default:  # i18n builds the default language first:
-            self.status = ""  # made once for all languages,
+            self.status = None  # counted once for all languages,
             self.pipeline.forget()  # and so are the parsed and executed sources
 
     @event_priority(BEFORE_I18N)
@@ -274,9 +274,9 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
             if target is None:
                 continue
             if not target.source:
-                if not self.status:
-                    self.status = self.module.status_page(self.root, self.sources)
-                file.content_string = self.module.status_page_in(
+                if self.status is None:  # the rows are counted once a build
+                    self.status = self.module.status_rows(self.root, self.sources)
+                file.content_string = self.module.status_table(
                     self.status, self.lang.code
                 )
                 continue

@@ -31,8 +31,8 @@ from mkdocs.utils import get_relative_url
 
 from literate import figures
 from literate.katex import dist_folder
-from literate.labels import label
-from literate.pipeline import page_path
+from literate.languages import label
+from literate.sources import page_path
 
 log = logging.getLogger("mkdocs.plugins.literate")
 

@@ -16,20 +16,12 @@ error. Paths in messages are relative to --root (default: the current folder).
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-from literate.model import SourceError
-from literate.textfile import FileRefused, inside
-from literate.translations.check import (
-    Term,
-    check_entry,
-    entry_problems,
-    glyph_problems,
-    load_glossary,
-    missing_fonts,
-)
-from literate.translations.layout import (
+from literate.check import check_entry, entry_problems
+from literate.figure_check import glyph_problems, missing_fonts
+from literate.glossary import Term, load_glossary
+from literate.keys import (
     LANGUAGE,
     TRANSLATIONS,
     SourceKeys,
@@ -44,8 +36,10 @@ from literate.translations.layout import (
     table_files,
     table_path,
 )
-from literate.translations.status import status_markdown
-from literate.translations.tables import (
+from literate.model import SourceError
+from literate.sources import find_sources
+from literate.status import status_markdown
+from literate.tables import (
     TableError,
     dumps_table,
     duplicates,
@@ -53,14 +47,8 @@ from literate.translations.tables import (
     save_table,
     short,
 )
+from literate.textfile import FileRefused, inside
 from literate.translations.update import MAX_STALE, update_table
-
-
-def main(argv: list[str]) -> int:
-    """`literate translations ARGV...`; the exit status is 0 when all went well."""
-    from literate.__main__ import main as literate_main
-
-    return literate_main(["translations", *argv])
 
 
 def run(root: Path, args: argparse.Namespace) -> int:
@@ -123,7 +111,6 @@ def add_commands(parser: argparse.ArgumentParser) -> None:
 
 def _sources(root: Path, args: argparse.Namespace) -> tuple[str, ...]:
     """--source patterns expanded, else the site's; FileNotFoundError if none."""
-    from literate.pipeline import find_sources
 
     if args.sources:
         return tuple(find_sources(root, args.sources))
@@ -395,7 +382,3 @@ def _format_errors(name: str, text: str, entries) -> list[str]:
         "indent, UTF-8 without \\u escapes, final newline): run "
         "`python -m literate translations update`"
     ]
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

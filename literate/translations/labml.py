@@ -87,7 +87,7 @@ STATUSES = ("mapped", "repaired", "refused", "no entry", "kept")
 def read_entries(path: Path, folder: Path) -> list[LabmlEntry]:
     """A labml table's entries with lines; TableError (file:line) if it is
     not a flat JSON object of strings."""
-    from literate.translations.tables import TableError, parse_object, read_text
+    from literate.tables import TableError, parse_object, read_text
 
     text = read_text(path, root=folder)
     entries = []
@@ -104,7 +104,7 @@ def read_entries(path: Path, folder: Path) -> list[LabmlEntry]:
 
 
 def _short(text: str) -> str:
-    from literate.translations.tables import short
+    from literate.tables import short
 
     return short(text)
 
@@ -252,14 +252,14 @@ def import_command(
     table or one of ours that cannot be read is named with its line and
     leaves that table untouched.
     """
-    from literate.translations.check import load_glossary
-    from literate.translations.layout import (
+    from literate.glossary import load_glossary
+    from literate.keys import (
         glossary_path,
         relative,
         source_keys,
         table_path,
     )  # fmt: skip
-    from literate.translations.tables import (
+    from literate.tables import (
         TableError,
         dumps_table,
         duplicates,
@@ -347,6 +347,6 @@ def import_command(
 
 def _verdict(entry_problems, lang, glossary, keys):
     """`check`'s problems with `value` as the translation of `key`."""
-    from literate.translations.tables import Entry
+    from literate.tables import Entry
 
     return lambda key, value: entry_problems(Entry(key, value, 0), lang, glossary, keys)

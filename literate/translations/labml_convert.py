@@ -15,7 +15,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
-from literate.spans import PLACEHOLDER_RE, Template, extract, normalize
+from literate.normalize import normalize
+from literate.spans import PLACEHOLDER_RE, Template, extract
 
 # `_%5e_3_%5e_`: a placeholder whose carets a translation service URL-escaped.
 _ESCAPED_PLACEHOLDER = re.compile(r"_%5[eE]_(\d+)_%5[eE]_")

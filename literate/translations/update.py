@@ -18,8 +18,8 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 
+from literate.tables import Entry
 from literate.translate import MAX_CANDIDATES, most_similar
-from literate.translations.tables import Entry
 
 # Stale keys a table may keep (`translations check` refuses more, or more
 # than the source has keys), and those `update` looks for a suggestion for.

@@ -21,8 +21,12 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
+from literate.cache_key import reach
 from literate.comments import section_comments
-from literate.spans import key
+from literate.directives import page_examples
+from literate.normalize import key
+from literate.parse import parse
+from literate.sources import find_sources
 from literate.textfile import inside, read_utf8
 
 TRANSLATIONS = "translations"
@@ -61,8 +65,6 @@ def site_sources(root: Path, config: str = "mkdocs.yml") -> tuple[str, ...]:
     Raises FileNotFoundError when the config lists none, or a pattern
     matches no file.
     """
-    from literate.pipeline import find_sources
-
     patterns = site_options(root, config).get("sources")
     if not (isinstance(patterns, list) and all(isinstance(s, str) for s in patterns)):
         raise FileNotFoundError(
@@ -141,8 +143,6 @@ def source_keys(root: Path, source: str) -> SourceKeys:
     Raises FileNotFoundError naming the source when it does not exist, and
     FileRefused (a ValueError) when it is not a file inside the project.
     """
-    from literate.parse import parse  # the renderer's parser, imported late
-
     path = inside(root, source, source)
     if not path.is_file():
         raise FileNotFoundError(f"{source}: source file not found under {root}")
@@ -153,8 +153,6 @@ def source_keys(root: Path, source: str) -> SourceKeys:
 def keys_of(page, reaches: dict) -> SourceKeys:
     """The keys of a parsed page whose examples reach what `reaches` says
     (see `example_reaches`)."""
-    from literate.directives import page_examples
-
     head = [key(text) for text in (page.title, page.summary) if text.strip()]
     prose = [key(s.docs) for s in page.sections if s.docs.strip()]
     examples = [e for e in page_examples(page) if not e.notebook_only]
@@ -169,9 +167,6 @@ def keys_of(page, reaches: dict) -> SourceKeys:
 def example_reaches(root: Path, page) -> dict:
     """{line: what the example there reaches} (`cache_key.reach`), for each
     example of a parsed page that the build runs."""
-    from literate.cache_key import reach
-    from literate.directives import page_examples
-
     return {
         e.line: reach(root.resolve(), page.source, e.expr)
         for e in page_examples(page)

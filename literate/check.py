@@ -19,75 +19,15 @@ fonts of the language's figures).
 
 from __future__ import annotations
 
-import functools
-import logging
-import os
 import re
 import string
 import unicodedata
 from collections import Counter
-from dataclasses import dataclass
-from pathlib import Path
 
+from literate.figure_check import attribute_problems, figure_problems
+from literate.glossary import Term
+from literate.markdown_check import structure_problems
 from literate.spans import PLACEHOLDER_RE, extract
-from literate.translations.tables import TableError, parse_object, read_text, short
-
-
-@dataclass(frozen=True)
-class Term:
-    """A glossary entry: an English term and its one accepted rendering."""
-
-    en: str
-    render: str  # must appear in a translation whose English has the term
-    forbidden: tuple[str, ...] = ()  # renderings that are always wrong
-    note: str = ""
-
-    @functools.cached_property
-    def pattern(self) -> re.Pattern[str]:
-        """The term in English prose: any case, plural, `-`/space variants.
-
-        Compiled once per term (`re`'s own cache holds 512 patterns: a larger
-        glossary would recompile every pattern on every use).
-        """
-        words = [re.escape(w) for w in re.split(r"[-\s]+", self.en)]
-        body = r"[-\s]?".join(words)
-        return re.compile(rf"(?<![A-Za-z]){body}(?:s|es)?(?![A-Za-z])", re.I)
-
-
-def load_glossary(path: Path | str) -> tuple[Term, ...]:
-    """The terms of `translations/<lang>/glossary.json`; none if it is missing.
-
-    The file maps an English term to {"render": …, "forbidden": […], "note": …}.
-    Raises TableError (file:line) for anything else.
-    """
-    path = Path(path)
-    if not os.path.lexists(path):  # a symlink to nothing is refused, not missing
-        return ()
-    terms = []
-    for entry in parse_object(read_text(path), path):
-        spec = entry.value
-        forbidden = spec.get("forbidden", []) if isinstance(spec, dict) else None
-        if (
-            not isinstance(spec, dict)
-            or not isinstance(spec.get("render"), str)
-            or not spec["render"].strip()
-            or not isinstance(forbidden, list)
-            or not all(isinstance(f, str) and f for f in forbidden)
-            or not isinstance(spec.get("note", ""), str)
-            or set(spec) - {"render", "forbidden", "note"}
-        ):
-            raise TableError(
-                path,
-                entry.line,
-                1,
-                f"term {short(entry.key)}: expected "
-                '{"render": str, "forbidden": [str, …], "note": str}',
-            )
-        terms.append(
-            Term(entry.key, spec["render"], tuple(forbidden), spec.get("note", ""))
-        )
-    return tuple(terms)
-
 
 # Anything that looks like a placeholder but is not exactly `_^_N_^_`:
 # URL-encoded or full-width carets, full-width underscores, spaces, escapes.
@@ -161,39 +101,7 @@ DIRECTION = " (it changes the direction of the text)"
 
 def check_entry(key: str, value: str, glossary: tuple[Term, ...] = ()) -> list[str]:
     """The defects of translating `key` as `value`; [] when it may be shown."""
-    return list(_checked(key, value, _Glossary.of(tuple(glossary))))
-
-
-class _Glossary:
-    """A glossary as a cache key: hashed by identity, not term by term.
-
-    Hashing a tuple of a thousand terms on every call would cost more than
-    the check; the same tuple object (a build loads each glossary once) gets
-    the same token, and a token keeps its tuple alive, so that no other
-    tuple can take its id while the token is in use.
-    """
-
-    __slots__ = ("terms",)
-    _tokens: dict[int, _Glossary] = {}
-
-    def __init__(self, terms: tuple[Term, ...]):
-        self.terms = terms
-
-    @classmethod
-    def of(cls, terms: tuple[Term, ...]) -> _Glossary:
-        token = cls._tokens.get(id(terms))
-        if token is None or token.terms is not terms:
-            if len(cls._tokens) >= 64:  # forget the oldest (a new token: a miss)
-                del cls._tokens[next(iter(cls._tokens))]
-            token = cls._tokens[id(terms)] = cls(terms)
-        return token
-
-
-# A build asks about the same entry several times (the page, its figure words,
-# its notebook, in each language); the answer depends only on the arguments.
-@functools.lru_cache(maxsize=4096)
-def _checked(key: str, value: str, glossary: _Glossary) -> tuple[str, ...]:
-    return tuple(_problems(key, value, glossary.terms))
+    return _problems(key, value, glossary)
 
 
 def _problems(key: str, value: str, glossary: tuple[Term, ...]) -> list[str]:
@@ -207,7 +115,7 @@ def _problems(key: str, value: str, glossary: tuple[Term, ...]) -> list[str]:
     bare_value = PLACEHOLDER_RE.sub("\0", value)
     problems += _injection_problems(bare_value)
     problems += _added_span_problems(value)
-    problems += _structure_problems(key, value, bare_key, bare_value)
+    problems += structure_problems(key, value, bare_key, bare_value)
     problems += _term_problems(bare_key, bare_value, glossary)
     if value.strip() == key.strip() and len(re.findall(r"[A-Za-z]{2,}", bare_key)) > 2:
         problems.append("the English is copied unchanged: translate it or leave it ''")
@@ -482,99 +390,6 @@ def _added_span_problems(value: str) -> list[str]:
     ]
 
 
-def _structure_problems(
-    key: str, value: str, bare_key: str, bare_value: str
-) -> list[str]:
-    problems = []
-    if _brackets_balanced(bare_key) and not _brackets_balanced(bare_value):
-        problems.append("unbalanced link brackets: every '[' needs its ']'")
-    for link in _LINK.findall(key):
-        if link not in value:
-            problems.append(f"link {link!r} is broken: keep ']' and '(' together")
-    if _images(bare_value) > _images(bare_key):
-        problems.append(
-            "'![' makes a link an image (its text would be lost): write '[' as "
-            "the English does"
-        )
-    translated = _emphasis_parity(bare_value)
-    for marker, odd in _emphasis_parity(bare_key).items():
-        if not odd and translated[marker]:
-            problems.append(f"unbalanced emphasis: an odd number of {marker!r}")
-    wanted, found = _headings(bare_key), _headings(bare_value)
-    if found != wanted:
-        problems.append(
-            f"the headings are {found or 'none'}, the English's {wanted or 'none'}: "
-            "keep each '#' heading of the English, at its level, and add none "
-            "(they make the page's section list)"
-        )
-    return problems
-
-
-# An ATX heading line (`## Title`), outside fenced code; its level.
-_HEADING = re.compile(r"(?m)^ {0,3}(#{1,6})(?:[ \t]|$)")
-
-
-def _headings(text: str) -> list[int]:
-    """The levels of the Markdown headings of `text`, in order."""
-    if "#" not in text:
-        return []
-    levels, fenced = [], False
-    for row in text.split("\n"):
-        if row.lstrip().startswith(("```", "~~~")):
-            fenced = not fenced
-        match = None if fenced else _HEADING.match(row)
-        if match:
-            levels.append(len(match.group(1)))
-    return levels
-
-
-# (Each has a fast path: most values hold none of the characters it reads.)
-_LINK = re.compile(r"\]\(_\^_\d+_\^_\)")
-_ESCAPED = re.compile(r"\\.")
-_BULLET = re.compile(r"(?m)^\s*[*+-]\s+")
-_SPACED_STAR = re.compile(r"\s\*+\s")
-_SNAKE = re.compile(r"(?<=[A-Za-z0-9])_+(?=[A-Za-z0-9])")
-_IMAGE = re.compile(r"(?<!\\)!\[")
-_NO_EMPHASIS = {"**": False, "__": False, "*": False, "_": False}
-
-
-def _images(text: str) -> int:
-    """How many `![` (an image's start) there are, not counting `\\![`."""
-    if "![" not in text:
-        return 0
-    return len(_IMAGE.findall(text.replace("\\\\", "")))
-
-
-def _brackets_balanced(text: str) -> bool:
-    if "[" not in text and "]" not in text:
-        return True
-    depth = 0
-    for char in _ESCAPED.sub("", text):
-        if char == "[":
-            depth += 1
-        elif char == "]":
-            depth -= 1
-            if depth < 0:
-                return False
-    return depth == 0
-
-
-def _emphasis_parity(text: str) -> dict[str, bool]:
-    """Whether each emphasis marker occurs an odd number of times."""
-    if "*" not in text and "_" not in text:
-        return dict(_NO_EMPHASIS)
-    text = _ESCAPED.sub("", text)
-    text = _BULLET.sub("", text)  # bullet list markers
-    text = _SPACED_STAR.sub(" ", text)  # `a * b` is not emphasis
-    text = _SNAKE.sub("", text)  # snake_case
-    strong = {m: text.count(m) for m in ("**", "__")}
-    for marker in strong:
-        text = text.replace(marker, "")
-    parity = {m: n % 2 == 1 for m, n in strong.items()}
-    parity |= {m: text.count(m) % 2 == 1 for m in ("*", "_")}
-    return parity
-
-
 def _term_problems(
     bare_key: str, bare_value: str, glossary: tuple[Term, ...]
 ) -> list[str]:
@@ -592,186 +407,6 @@ def _term_problems(
         if name not in bare_value:
             problems.append(f"the name {name!r} must stay as written in the English")
     return problems
-
-
-# --- entries that are not prose: the page head, attributes, figures ---------
-
-# What would end an HTML attribute or start markup where a title, summary,
-# alt text or figure word is written: a straight double quote, angle
-# brackets and character references (`&quot;`, `&#34;`).
-_ATTRIBUTE_UNSAFE = re.compile(r'["<>]|&(?:#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[A-Za-z]\w*;)')
-
-
-def attribute_problems(key: str, value: str) -> list[str]:
-    """The defects of `value` as a title, summary, alt text or figure word.
-
-    These reach an attribute or the page head (`<meta name="description"
-    content="…">`, `alt="…"`), where the renderer escapes them; the check
-    refuses what escaping would be needed for: `"` always (Japanese and
-    Chinese quote with 「」 or “”), `<`, `>` and character references unless
-    the English has the same.
-    """
-    found = dict.fromkeys(m.group(0) for m in _ATTRIBUTE_UNSAFE.finditer(value))
-    return [
-        f"{text!r} is not allowed in a title, summary, alt text or figure word "
-        "(it would end an HTML attribute or start markup): "
-        + ("quote with 「」 or “”" if text == '"' else "write it another way")
-        for text in found
-        if text == '"' or text not in key
-    ]
-
-
-# matplotlib draws a text with an even number of unescaped `$` as mathtext,
-# whose parser recurses once per level of `{…}` or `\left…\right`: past
-# about 50 levels it overflows the stack, and a long formula takes seconds.
-MAX_MATH_DEPTH = 10
-MAX_MATH_LENGTH = 100  # characters of math in one figure word
-_MATH_TOKEN = re.compile(r"\\(?:left|right)(?![A-Za-z])|\\.|[{}]", re.S)
-
-
-def figure_problems(key: str, value: str) -> list[str]:
-    """The defects of `value` as a figure word that matplotlib draws.
-
-    Its math (a value with an even number of `$`) must be at most
-    MAX_MATH_DEPTH levels deep and MAX_MATH_LENGTH characters long, parse
-    with matplotlib's own mathtext parser, and have a glyph for every
-    character in matplotlib's math font (which draws the whole text of a
-    value with math, words included).
-    """
-    if not _is_math_text(value):
-        return []
-    math = re.split(r"(?<!\\)\$", value)[1::2]
-    depth = max(_math_depth(part) for part in math)
-    if depth > MAX_MATH_DEPTH:
-        return [
-            f"math nested {depth} deep ({{…}} or \\left…\\right): at most "
-            f"{MAX_MATH_DEPTH} levels are allowed in a figure"
-        ]
-    length = sum(len(part) for part in math)
-    if length > MAX_MATH_LENGTH:
-        return [
-            f"{length} characters of math: at most {MAX_MATH_LENGTH} are allowed "
-            "in a figure word"
-        ]
-    return list(_mathtext_problems(value))
-
-
-def _is_math_text(text: str) -> bool:
-    """matplotlib's own rule (`cbook.is_math_text`)."""
-    dollars = text.count("$") - text.count(r"\$")
-    return dollars > 0 and dollars % 2 == 0
-
-
-def _math_depth(math: str) -> int:
-    depth = deepest = 0
-    for m in _MATH_TOKEN.finditer(math):
-        token = m.group(0)
-        if token in ("{", r"\left"):
-            depth += 1
-            deepest = max(deepest, depth)
-        elif token in ("}", r"\right"):
-            depth -= 1
-    return deepest
-
-
-class _GlyphWarnings(logging.Handler):
-    """Collects mathtext's 'does not have a glyph for' warnings."""
-
-    def __init__(self):
-        super().__init__(logging.WARNING)
-        self.missing: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        found = re.search(r"glyph for .*\[U\+([0-9a-fA-F]+)\]", record.getMessage())
-        char = chr(int(found.group(1), 16)) if found else None
-        if char and char not in self.missing:
-            self.missing.append(char)
-
-
-# The answer for a value is kept: matplotlib caches what a parser parsed, and
-# warns about missing glyphs only the first time.
-@functools.lru_cache(maxsize=1024)
-def _mathtext_problems(value: str) -> tuple[str, ...]:
-    from matplotlib.mathtext import MathTextParser
-
-    logger = logging.getLogger("matplotlib.mathtext")
-    glyphs = _GlyphWarnings()
-    logger.addHandler(glyphs)
-    propagate, logger.propagate = logger.propagate, False
-    try:
-        MathTextParser("path").parse(value)  # a new one: its cache is empty
-    except RecursionError:
-        return ("matplotlib cannot draw this math: it is nested too deeply",)
-    except Exception as error:  # whatever the parser raises, the figure fails
-        lines = [line.strip() for line in str(error).split("\n") if line.strip()]
-        reason = re.sub(r"^\w+Exception: ", "", lines[-1] if lines else repr(error))
-        return (f"matplotlib cannot draw this math: {reason}",)
-    finally:
-        logger.removeHandler(glyphs)
-        logger.propagate = propagate
-    if not glyphs.missing:
-        return ()
-    return (
-        f"matplotlib's math font has no glyph for {_listed(glyphs.missing)}: a "
-        "figure word with math is drawn in that font throughout; keep the math "
-        "and these characters apart",
-    )
-
-
-def _listed(chars: list[str], most: int = 8) -> str:
-    """`'ス' (U+30B9), …` for a message, at most `most` of them."""
-    named = [f"{c!r} (U+{ord(c):04X})" for c in chars[:most]]
-    more = f" and {len(chars) - most} more" if len(chars) > most else ""
-    return ", ".join(named) + more
-
-
-def glyph_problems(value: str, lang: str) -> list[str]:
-    """Characters of a figure word that none of `lang`'s figure fonts has.
-
-    The fonts are the build's (`literate.execute.FONTS`; DejaVu Sans for a
-    language not listed); one that is not installed here is not asked (see
-    `missing_fonts`). Whitespace is not drawn; a value with math is drawn in
-    the math font (see `figure_problems`).
-    """
-    if _is_math_text(value):
-        return []
-    fonts = [font for font in _fonts(lang).values() if font is not None]
-    missing = dict.fromkeys(
-        c
-        for c in value
-        if not c.isspace() and not any(font.get_char_index(ord(c)) for font in fonts)
-    )
-    if not missing:
-        return []
-    return [
-        f"the fonts of {lang!r} figures ({' and '.join(_fonts(lang))}) have no "
-        f"glyph for {_listed(list(missing))}: the figure would show boxes"
-    ]
-
-
-def missing_fonts(lang: str) -> list[str]:
-    """The figure fonts of `lang` that are not installed here."""
-    return [family for family, font in _fonts(lang).items() if font is None]
-
-
-@functools.cache
-def _fonts(lang: str) -> dict:
-    """Each figure font of `lang` (family -> FT2Font), None if not installed."""
-    from matplotlib import font_manager
-
-    from literate.execute import FONTS
-
-    fonts = {}
-    for family in FONTS.get(lang, ["DejaVu Sans"]):
-        try:
-            path = font_manager.findfont(
-                font_manager.FontProperties(family=family), fallback_to_default=False
-            )
-        except ValueError:
-            fonts[family] = None
-        else:
-            fonts[family] = font_manager.get_font(path)
-    return fonts
 
 
 # --- comments of the code column -------------------------------------------

@@ -13,9 +13,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from literate.labels import label
-from literate.translations.check import entry_problems, load_glossary
-from literate.translations.layout import (
+from literate.check import entry_problems
+from literate.glossary import load_glossary
+from literate.keys import (
     SourceKeys,
     glossary_path,
     languages,
@@ -23,7 +23,8 @@ from literate.translations.layout import (
     source_keys,
     table_path,
 )
-from literate.translations.tables import TableError, read_entries
+from literate.languages import label
+from literate.tables import TableError, read_entries
 
 
 @dataclass(frozen=True)
@@ -73,26 +74,31 @@ def _passes(key: str, value: str, keys: SourceKeys, glossary) -> bool:
     return not entry_problems(key, value, keys, glossary)
 
 
-def status_markdown(root: Path, sources: tuple[str, ...] | None = None) -> str:
-    """The status as a markdown table, for the terminal and for a site page.
+def status_markdown(
+    root: Path, sources: tuple[str, ...] | None = None, lang: str = "en"
+) -> str:
+    """The status as a markdown table, for the terminal and for a site page,
+    its headings and percentages as `lang` writes them.
 
     `sources` defaults to those of the site config (see `site_sources`).
     """
     root = Path(root)
-    sources = sources or site_sources(root)
-    lines = [
-        "| language | page | translated | stale | failing checks |",
-        "|---|---|---:|---:|---:|",
-    ]
-    for row in status_rows(root, sources):
-        lang, source = cell(row.lang), cell(row.source)
+    return status_table(status_rows(root, sources or site_sources(root)), lang)
+
+
+def status_table(rows: list[Row], lang: str = "en") -> str:
+    """`rows` as a markdown table in `lang` (`100%`, not `100 %`, in Japanese)."""
+    percent = label(lang, "percent")
+    lines = [f"| {label(lang, 'status_headings')} |", "|---|---|---:|---:|---:|"]
+    for row in rows:
+        code, source = cell(row.lang), cell(row.source)
         if row.error:
-            lines.append(f"| {lang} | {source} | {cell(row.error)} | | |")
+            lines.append(f"| {code} | {source} | {cell(row.error)} | | |")
             continue
         share = 100 * row.translated / row.total if row.total else 100.0
         lines.append(
-            f"| {lang} | {source} | {row.translated} / {row.total} "
-            f"({share:.0f} %) | {row.stale} | {row.failing} |"
+            f"| {code} | {source} | {row.translated} / {row.total} "
+            f"({share:.0f}{percent}) | {row.stale} | {row.failing} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -113,12 +119,3 @@ def cell(text: str) -> str:
     """
     text = _MARKDOWN_PUNCTUATION.sub(r"\\\1", " ".join(text.split()))
     return html.escape(text, quote=True)
-
-
-def status_in(markdown: str, lang: str) -> str:
-    """The status table of `status_markdown` with its headings and percentages
-    written as `lang` writes them (`100%`, not `100 %`, in Japanese)."""
-    header, *rows = markdown.split("\n")
-    percent = label(lang, "percent")
-    rows = [re.sub(r"\((\d+) %\)", rf"(\1{percent})", row) for row in rows]
-    return "\n".join([f"| {label(lang, 'status_headings')} |", *rows])

@@ -1,4 +1,10 @@
-"""The few words the renderer writes itself, in each language of the site."""
+"""What the renderer knows of each language, in one place.
+
+Its `lang` attribute (one that picks the right glyphs), the fonts its
+figures are drawn with, and the few words the renderer writes itself (the
+permalink's title, the original's control, the 404 page, the notebook's
+first cells).
+"""
 
 from __future__ import annotations
 
@@ -94,3 +100,21 @@ LABELS: dict[str, dict[str, str]] = {
 def label(lang: str, name: str) -> str:
     """The text of label `name` in `lang`, in English when `lang` has none."""
     return LABELS.get(lang, LABELS["en"]).get(name) or LABELS["en"][name]
+
+
+# The `lang` attribute of a site language's pages: `zh` alone lets a browser
+# draw Chinese with Japanese or Traditional forms.
+HTML_LANG = {"zh": "zh-Hans"}
+
+# The fonts of a language's figures: DejaVu Sans (matplotlib's, for Latin,
+# Greek and math symbols), then one with the language's glyphs (Debian's
+# fonts-noto-cjk). Languages not listed draw with DejaVu Sans alone.
+FONTS = {
+    "ja": ["DejaVu Sans", "Noto Sans CJK JP"],
+    "zh": ["DejaVu Sans", "Noto Sans CJK SC"],
+}
+
+
+def html_lang(lang: str) -> str:
+    """The `lang` attribute for a site language's pages."""
+    return HTML_LANG.get(lang, lang)
