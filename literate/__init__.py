@@ -1,6 +1,8 @@
 """Turn literate Python sources into side-by-side pages.
 
-The pipeline is a chain of plain functions over the frozen dataclasses of
-`literate.model`: parse → (translate) → render. The mkdocs plugin and the
-command line are thin adapters over it.
+The pipeline (`literate.pipeline`) is a chain of plain functions over the
+frozen dataclasses of `literate.model`: parse → execute → translate →
+render, and the notebook. The mkdocs plugin (`literate.mkdocs`) and the
+command line (`literate.__main__`) are thin adapters over it; the
+translators' tools are in `literate.translations`.
 """

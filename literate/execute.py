@@ -1,24 +1,15 @@
 """The execute stage: run a page's `#|` examples and attach what they showed.
 
-An example is a `#|` comment line holding one Python expression, evaluated in
-the namespace of the page's module, imported under its dotted name from the
-first folder above it that is not a package (`geom.vectors` for
-`src/geom/vectors.py`), so the page's own package imports work and
-`if __name__ == "__main__":` blocks do not run. What it shows is what a
-notebook cell would: the text it prints, the `repr` of its value unless that
-is `None` (a trailing `;` hides it), and every matplotlib figure left open,
-as SVG; a value that is a `literate.data.Data` is no text but JSON for the
-page's scripts. A figure needs alt text, after `| alt:` at the end of the line:
-
-    #| print(format_scaling_table(scaling_experiment()))
-    #| plot_attention_weights()  | alt: a heatmap of the attention weights ...
-    #| notebook: train(PRESETS["tiny"])
-
-A `notebook:` line never runs in the build; it becomes a cell of the page's
-notebook (see `literate.notebook`). `docs/outputs.md` is the authors' guide.
+An example is a `#|` line (its grammar: `literate.directives`; the
+authors' guide: `docs/outputs.md`), evaluated in the namespace of the page's
+module, imported under its dotted name from the first folder above it that
+is not a package (`geom.vectors` for `src/geom/vectors.py`), so the page's
+own package imports work and `if __name__ == "__main__":` blocks do not run.
+What it shows is what a notebook cell would (see `literate.example_process`).
 
 All the pending examples of a page run in one fresh subprocess, started in
-the repository root, with matplotlib's Agg backend and the style below. Each
+the repository root, with matplotlib's Agg backend and the figures' style
+(`literate.example_process.STYLE`). Each
 result is cached under a key made from everything that can change it (see
 `literate.cache_key`): a build where nothing changed starts no process, and
 editing one function re-runs only the examples that reach it.
