@@ -84,13 +84,21 @@ def _is_code(text: str) -> bool:
 
 def comments_of(rows: dict[int, str]) -> tuple[CodeComment, ...]:
     """The prose comments of a code column, {line number: text} in, in order."""
-    return _comments(tuple(sorted(rows.items())))
+    return tuple(
+        c for c in _comments(tuple(sorted(rows.items()))) if classify(c.text) == "prose"
+    )
 
 
 def section_comments(sections) -> tuple[CodeComment, ...]:
     """The prose comments of the code lines of `sections` (a page's)."""
     rows = {line.number: line.text for s in sections for line in s.code}
     return comments_of(rows)
+
+
+def every_comment(sections) -> tuple[CodeComment, ...]:
+    """Every `#` comment of the code lines of `sections`, prose or not."""
+    rows = {line.number: line.text for s in sections for line in s.code}
+    return _comments(tuple(sorted(rows.items())))
 
 
 @functools.lru_cache(maxsize=32)
@@ -103,9 +111,7 @@ def _comments(rows: tuple[tuple[int, str], ...]) -> tuple[CodeComment, ...]:
     number = 1
     for ttype, value in lex(text + "\n", _LEXER):
         if ttype in Comment.Single and number in by_number:
-            words = value.lstrip("#").strip()
-            if classify(words) == "prose":
-                found.append(CodeComment(number, value, words))
+            found.append(CodeComment(number, value, value.lstrip("#").strip()))
         number += value.count("\n")
     return tuple(found)
 

@@ -16,6 +16,7 @@ import re
 from collections.abc import Mapping
 from html.parser import HTMLParser
 
+from literate.comment_math import typeset_comment_math
 from literate.highlight import highlight_sections, with_translated_comments
 from literate.katex import render_formulas
 from literate.languages import html_lang, label
@@ -104,6 +105,7 @@ def _render(
     if page.comments:
         code = with_translated_comments(code, page.sections, page.comments)
     math, tolerated = typeset()
+    code = typeset_comment_math(code, page, formulas)  # after the prose's batch
     parts = [
         f'<div class="lit-page" lang="{attr(html_lang(page.lang))}"'
         f' data-source="{attr(page.source)}"{_symbols_attr(page)}>'

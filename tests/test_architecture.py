@@ -40,7 +40,14 @@ def layer(module: str) -> str:
     return "core"
 
 
-MODULES = {module_of(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+def in_package(path: Path) -> bool:
+    """A module of the package: every folder between it and `literate/` is a
+    package (a `build/` tree that a wheel build leaves is not)."""
+    folders = path.relative_to(PACKAGE).parents
+    return all((PACKAGE / f / "__init__.py").is_file() for f in folders)
+
+
+MODULES = {module_of(p): p for p in sorted(PACKAGE.rglob("*.py")) if in_package(p)}
 
 
 def imports(module: str) -> set[str]:

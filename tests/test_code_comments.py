@@ -183,3 +183,37 @@ def test_a_failing_comment_translation_is_never_shown(project):
     japanese = pipeline.page("demo.py", "ja")
     assert japanese.comments == ()
     assert "<script>" not in pipeline.html(japanese).replace("&lt;script&gt;", "")
+
+
+def test_math_in_a_comment_is_typeset_and_bad_math_stays_text(tmp_path):
+    """labml's `# Train for $32$ epochs` inside a config dict: its math is
+    typeset in the code column as in the prose; a price or TeX that KaTeX
+    rejects stays as written."""
+    source = (
+        '"""# Demo"""\n\nCONFIG = {\n    # Train for $32$ epochs\n    "epochs": 32,\n'
+        '    "cost": 5,  # costs $5 a run\n    "bad": 1,  # broken $\\frac{$ here\n}\n'
+    )
+    (tmp_path / "demo.py").write_text(source, encoding="utf-8")
+    pipeline = Pipeline(tmp_path, run_examples=False)
+    body = pipeline.html(pipeline.page("demo.py"))
+    line = body[body.index('id="L4"') : body.index('id="L5"')]
+    assert line.count('<span class="katex"') == 1 and "$32$" not in line
+    assert "# Train for " in line and " epochs</span>" in line
+    assert "$5 a run" in body and "broken $\\frac{$ here" in body
+    assert body.count('<span class="katex"') == 1
+
+
+def test_math_in_a_translated_comment_is_typeset_and_its_tooltip_stays_text(tmp_path):
+    """The Japanese comment's math is typeset; the English beside it (hidden
+    until the reader asks) too; the tooltip, an attribute, keeps the TeX."""
+    source = '"""# Demo"""\n\nEPOCHS = 32  # train for $32$ epochs\n'
+    (tmp_path / "demo.py").write_text(source, encoding="utf-8")
+    (tmp_path / "mkdocs.yml").write_text(MKDOCS, encoding="utf-8")
+    (tmp_path / "translations" / "ja").mkdir(parents=True)
+    write_table(tmp_path, {"train for $32$ epochs": "$32$ エポック学習する"})
+    pipeline = Pipeline(tmp_path, run_examples=False)
+    body = pipeline.html(pipeline.page("demo.py", "ja"))
+    line = body[body.index('id="L3"') :]
+    assert 'title="# train for $32$ epochs"' in line
+    assert line.count('<span class="katex"') == 2
+    assert "エポック学習する" in line and "$32$ エポック" not in line
