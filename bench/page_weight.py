@@ -175,8 +175,11 @@ def _sizes(urls: list[str], base: str, folder: Path) -> dict[str, list[int]]:
 
 
 def measure(folder: Path, pages=PAGES) -> dict[str, dict]:
-    """Every page of the built site `folder`, weighed."""
+    """Every page of the built site `folder` that it has, weighed (an older
+    build may lack a chapter: its row then has no ratio)."""
     from playwright.sync_api import sync_playwright
+
+    pages = [name for name in pages if (folder / name).is_file()]
 
     with served(folder) as base, sync_playwright() as playwright:
         browser = playwright.chromium.launch(

@@ -232,3 +232,32 @@ def test_raster_figures_read_in_the_dark_theme(browser, server):
             assert_reads_on_the_page(rasters.nth(n), shot)
     finally:
         context.close()
+
+
+WIDGET_FILES = {
+    "toy": ("assets/toy.css", "assets/js/toy.js"),
+    "model": ("assets/model.css", "assets/js/model-loader.js"),
+}
+
+
+@pytest.mark.slow
+def test_a_widget_s_files_load_only_on_the_page_that_holds_it(site):
+    """The toy's and the model's stylesheet and script are linked from the
+    pages with their data island and from no other page (the home page, the
+    hand-written guides and the other chapters carry none of them)."""
+    pages = sorted(site.rglob("*.html"))
+    assert len(pages) > 20
+    holders = {name: [] for name in WIDGET_FILES}
+    for page in pages:
+        html = page.read_text("utf-8")
+        for name, files in WIDGET_FILES.items():
+            island = '<script type="application/json" class="lit-data"'
+            has_data = f'{island} data-name="{name}"' in html
+            linked = [f for f in files if re.search(rf'"(\.\./)*{f}"', html)]
+            assert linked == (list(files) if has_data else []), (page, name)
+            if has_data:
+                holders[name].append(page.relative_to(site).as_posix())
+    assert holders == {
+        "toy": ["attention.html", "ja/attention.html", "zh/attention.html"],
+        "model": ["generate.html", "ja/generate.html", "zh/generate.html"],
+    }
