@@ -14,9 +14,10 @@ average of value vectors passed through one linear map. That is not yet a
 model. Without a mask, attention cannot see the order of its inputs (a
 causal mask gives some of it away: language models without position
 embeddings still learn some position, [Haviv et al.,
-2022](https://arxiv.org/abs/2203.16634)); and nothing non-linear is
-applied to a position on its own: each output is a weighted average of
-linearly mapped values. A *transformer layer*,
+2022](https://arxiv.org/abs/2203.16634)); and its one non-linear step is
+the softmax that makes the weights: the values are mapped linearly and
+mixed linearly, and no non-linear function acts on a position's own vector.
+A *transformer layer*,
 or *block*, adds what is missing around attention: a *residual connection*
 and a *LayerNorm* around each sublayer, and a *feed-forward network* after
 attention. Below the stack,
@@ -555,15 +556,22 @@ def reversal_demo() -> None:
 #
 # !!! tip "Try this"
 #     Train the reverser without position embeddings (`positions="none"`).
-#     The encoder then sees the source as a set of digits, and the output
-#     below shows how much of the task is left.
+#     The encoder then sees the source as a set of digits; the decoder has
+#     only its causal mask to tell its positions apart. The output below
+#     shows how much of the task is left, and what kind of mistakes remain.
 
 
 def try_without_positions() -> None:
-    score_reverser(train_reverser(positions="none"))
+    *_, source, guess, _ = score_reverser(train_reverser(positions="none"))
+    print(report.rearranged(source, guess, held_out_sequences()[1]))
 
 
 #| try_without_positions()
+
+# Nearly every output is made of the source's own digits: without
+# positions the model still learns *which* digits to write, but not where
+# each one goes, and the share right at each output position shows it
+# guessing the order.
 
 # !!! tip "Try this"
 #     Give the reverser one head instead of two. The task needs one
@@ -628,10 +636,13 @@ def warmup_experiment() -> None:
 # Without warmup, post-LN learns most of the task on seed 1 only; on seeds 0
 # and 2 it gets almost no sequence right; the warmup rescues seed 0 but not
 # seed 2. Pre-LN gets nearly every sequence right on every seed, with or
-# without warmup. At this depth and rate the record agrees with Xiong et
-# al. as far as three seeds can: pre-LN trains on every seed without a
-# warmup, post-LN fails on some seeds with or without one, and the warmup
-# helped one seed of three. The one-layer reverser
+# without warmup. The clear effect here is the order of the LayerNorms:
+# pre-LN trains on every seed, post-LN fails on some seeds with or without
+# a warmup. The record does not show what Xiong et al. report, that a
+# warmup lets post-LN train: here it helped one seed of three. A warmed-up
+# run also spends its first steps (the table's warmup column, out of the
+# steps above) at a lower rate, so it differs from the run without one in
+# more than the shape of its start. The one-layer reverser
 # above trains without one at its lower rate; the record does not say at
 # what depth or rate the trouble starts. These are one machine's runs: on
 # another, the same command can give other digits (its floating-point sums

@@ -38,6 +38,22 @@ def scores(digits: float, whole: float) -> str:
     return line.format(d=f"{digits:.1%}", s=f"{whole:.1%}")
 
 
+def rearranged(source, guess, target) -> str:
+    """How many outputs `[count, S]` hold the source's own digits in some
+    order, and the share of digits right at each output position."""
+    same = (guess.sort(1).values == source.sort(1).values).all(1)
+    line = tr("outputs made of the source's own digits, in any order: {n} of {total}")
+    places = (guess == target).float().mean(0).tolist()
+    shares = ", ".join(f"{share:.0%}" for share in places)
+    by_place = tr("digits right at output positions 1 to {s}: {shares}")
+    return "\n".join(
+        (
+            line.format(n=int(same.sum()), total=len(source)),
+            by_place.format(s=len(places), shares=shares),
+        )
+    )
+
+
 # ## Tables
 
 
@@ -158,7 +174,7 @@ def draw_positions(table: torch.Tensor) -> None:
 
     fig, ax = plt.subplots(figsize=(3.8, 4.6), layout="constrained")
     image = ax.imshow(table.numpy(), cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto")
-    ax.set_xlabel(tr("feature i"), fontsize=10)
+    ax.set_xlabel(tr("feature 2i or 2i + 1"), fontsize=10)
     ylabel(ax, tr("position"), fontsize=10)
     ax.tick_params(labelsize=9)
     fig.colorbar(image, ax=ax, shrink=0.7).ax.tick_params(labelsize=9)

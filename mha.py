@@ -2,7 +2,7 @@ r"""
 ---
 title: Multi-head attention
 summary: Multi-head attention in PyTorch, from two heads built by hand to a
-  twenty-line module and the full one, checked against PyTorch's own.
+  minimal module and the full one, checked against PyTorch's own.
 ---
 
 # Multi-head attention
@@ -14,9 +14,9 @@ Vaswani et al. call this *multi-head attention* in
 [Attention Is All You Need](https://arxiv.org/abs/1706.03762) (2017).
 
 The sections below follow one another: the heads' projections are blocks of
-one matrix; two heads built by hand each put nearly all of a word's weight on
-a different word, which one head cannot do for both words at once; a minimal module
-of about twenty lines computes multi-head attention; the full module that the
+one matrix; two heads built by hand give one query two rows of weights, each
+with most of its weight on a different word, where one head has one row; a
+minimal module computes multi-head attention; the full module that the
 later chapters use adds what training and generating need; its key/value
 cache serves generation; PyTorch's `torch.nn.MultiheadAttention` gives the
 same results; and notes on efficiency close the page.
@@ -225,9 +225,9 @@ def try_one_head_for_both() -> None:
 # head's $\sqrt 2$, so its scaled scores are the two heads' scaled scores
 # added and divided by $\sqrt 2$. Where the two heads want different words,
 # the one head splits its weight between them: the rows of `cats` and
-# `mice` put about half on each. One softmax row is one weighted average,
-# its weights summing to 1, so one head cannot give each of two positions
-# nearly all of a word's weight at once. Two heads can, as the last two rows
+# `mice` put about half on each. A head gives each query one row of
+# weights summing to 1, so it cannot put most of one query's weight on two
+# different words. Two heads give the query two rows, as the last two rows
 # show for `mice`: head 0 on `chase`, head 1 on `small`; and $W^O$ keeps both.
 
 # ## A minimal module
@@ -387,7 +387,7 @@ def try_swapping_heads(d_model: int = 8, seed: int = 0) -> None:
 # * **dropout** on the weights, in training;
 # * **a stacked projection** for self-attention while gradients are on.
 #
-# The projections are `PrepareForMultiHeadAttention`s, so the submodules
+# The projections are `PrepareForMultiHeadAttention` modules, so the submodules
 # are named `query.linear`, `key.linear`, `value.linear` and `output`, the
 # layout of labml's annotated `MultiHeadAttention`: with the default
 # `bias=True`, a state dict saved from it loads here unchanged. (labml's
@@ -526,9 +526,10 @@ class MultiHeadAttention(nn.Module):
 # ## The key/value cache
 #
 # A model that writes text one token at a time calls attention once per new
-# token. Under the causal mask an old token never sees a new one, so its key
-# and value do not change, and a cache keeps them: each call then passes
-# only the new positions. `KVCache` holds keys and values `[B, H, M, Dk]`,
+# token. The keys and values of the old tokens are projections of inputs
+# that do not change (in a stack of layers, because of the causal mask:
+# chapter 5 says why), so a cache keeps them and each call passes only the
+# new positions. `KVCache` holds keys and values `[B, H, M, Dk]`,
 # allocated once by `new_cache`, where `M` is its capacity, `max_len`, and
 # `length` counts the positions filled. A call with `kv_cache` stores its
 # `Sn` new keys and values and attends over all `Sk = length + Sn` of them.
@@ -673,9 +674,9 @@ def check_against_pytorch(seed: int = 0) -> list[report.CheckRow]:
 # one for the weights, not three of each; `tests/test_mha.py` checks that
 # output and gradients are those of three products. With gradients off the
 # three products stay: for one new token, `torch.cat` would copy
-# `3 D × D` numbers, as many as the product reads. Whether stacking is
-# faster depends on the machine: `bench/mha_speed.py` times both ("ours, fast"
-# against "ours, 3 products").
+# `3 D × D` numbers, as many as the product reads. This page does not time
+# the two; `bench/mha_speed.py` does ("ours, fast" against "ours, 3
+# products").
 #
 # **The causal flag.** `scaled_dot_product_attention(is_causal=True)`
 # aligns its causal mask to the *start* of the keys when there are more

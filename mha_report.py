@@ -57,7 +57,7 @@ def check_row(
 def class_columns(prefixes: list[str]) -> list[str]:
     """Column names "prefix: word class" for each prefix, for the toy heads."""
     classes = [tr("noun"), tr("action"), tr("adjective")]
-    return [f"{p}: {c}" for p in prefixes for c in classes]
+    return [f"{p}{tr(': ')}{c}" for p in prefixes for c in classes]
 
 
 def print_blocks(
@@ -76,7 +76,8 @@ def print_blocks(
 def print_differences(pairs: dict[str, tuple[torch.Tensor, torch.Tensor]]) -> None:
     """One line per named pair of tensors: the largest absolute difference."""
     for name, (a, b) in pairs.items():
-        print(f"{name}: {tr('largest difference')} {(a - b).abs().max().item():.1e}")
+        largest = f"{tr('largest difference')} {(a - b).abs().max().item():.1e}"
+        print(f"{name}{tr(': ')}{largest}")
 
 
 def format_check_table(rows: list[CheckRow]) -> str:
