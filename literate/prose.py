@@ -56,9 +56,12 @@ MARKDOWN_EXTENSIONS = ("tables", "sane_lists", "admonition", "def_list")
 _RESERVED = re.compile("[\ue000\ue001\x02\x03]")
 _TOKEN_RE = re.compile("\ue000(\\d+)\ue001")
 _BLOCK_TOKEN_RE = re.compile("<p>\ue000(\\d+)\ue001</p>")
-# A token and the punctuation right after it: an inline formula keeps the
-# comma or full stop that follows it on its line ("1," never "1⏎,").
-_TOKEN_PUNCT_RE = re.compile("\ue000(\\d+)\ue001([,.;:!?)，。、；：！？）」』]*)")
+# A token and the punctuation around it: an inline formula keeps the comma
+# or full stop after it on its line ("1," never "1⏎,"), and the bracket
+# before it ("（⏎x" never: Chinese and Japanese type keep it with its word).
+_TOKEN_PUNCT_RE = re.compile(
+    "([(（「『【《]*)\ue000(\\d+)\ue001([,.;:!?)，。、；：！？）」』】》]*)"
+)
 _SPLIT_TAGS_RE = re.compile(r"(<[^>]*>)")
 _URL_ATTR_RE = re.compile(r'\s(href|src)="([^"]*)"')
 # Search indexes the prose, not KaTeX's glyph boxes or the line numbers.
@@ -302,13 +305,14 @@ class _Spans:
     in_link: bool
 
     def inline_then_punctuation(self, match: re.Match[str]) -> str:
-        rendered, punctuation = self.inline(match), match.group(2)
-        if punctuation and rendered.startswith(_KATEX_OPEN_EXCLUDED):
-            return f'<span class="lit-nobr">{rendered}{punctuation}</span>'
-        return rendered + punctuation
+        opening, number, closing = match.groups()
+        rendered = self.inline(int(number))
+        if (opening or closing) and rendered.startswith(_KATEX_OPEN_EXCLUDED):
+            return f'<span class="lit-nobr">{opening}{rendered}{closing}</span>'
+        return opening + rendered + closing
 
-    def inline(self, match: re.Match[str]) -> str:
-        span = self.prose.spans[int(match.group(1))]
+    def inline(self, number: int) -> str:
+        span = self.prose.spans[number]
         escaped = html.escape(span.text)
         if span.kind == "literal" or not self.prose.permits(span):
             return escaped  # placeholder-like text typed in the prose is text

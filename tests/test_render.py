@@ -457,3 +457,10 @@ def test_an_inline_formula_keeps_the_punctuation_after_it_on_its_line():
     assert html.count('class="katex"') == 4
     assert re.search(r"</span>,</span> then", html)
     assert re.search(r"</span>。</span> and", html)
+
+
+def test_an_inline_formula_keeps_the_bracket_before_it_on_its_line():
+    html = render_source('"""# T\n\n和の後で正規化する（$x$）。次に $y$ だけ。"""\n')
+    assert html.count('class="lit-nobr"') == 1
+    glued = r'<span class="lit-nobr">（<span class="katex".*?</span>）。</span>'
+    assert re.search(glued, html)

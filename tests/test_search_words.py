@@ -139,7 +139,7 @@ def test_cut_languages_search_without_the_browsers_segmenter():
     assert ja == {
         "lang": ["en"],
         "separator": search_words.SEPARATOR,
-        "pipeline": ["stemmer"],
+        "pipeline": [],
     }
     assert i18n_search.search_settings(Theme, "fr")["lang"] == ["ja"]
 

@@ -4,6 +4,10 @@
   inside a short hyphenated word (pre-LN, post-LN, top-k), on every chapter
   page, at 1400, 1000 and 400 px, in every language. A span is short when
   it fits on one line of its block; a longer one may wrap inside itself.
+- No line starts with the closing mark (，。：）) after inline code or an
+  inline formula, and none ends with the opening mark (（「) before one: the
+  rule of Chinese and Japanese typesetting that keeps those marks with their
+  words.
 - Japanese headings and the list of sections break only between words. A
   break is between words when `Intl.Segmenter('ja', {granularity: 'word'})`
   puts a word boundary there and neither word beside it is a single
@@ -35,7 +39,21 @@ BREAKS = """() => {
   const lineTops = range => new Set([...range.getClientRects()]
     .filter(r => r.width > 0).map(r => Math.round(r.top))).size;
   const shown = el => el.offsetParent !== null;
-  const found = {code: [], hyphen: [], heading: []};
+  const found = {code: [], hyphen: [], heading: [], edge: []};
+  const top = node => {  // the top of the first or last box a node draws
+    const range = document.createRange();
+    range.selectNodeContents(node);
+    return [...range.getClientRects()].filter(r => r.width > 0).map(r => r.top);
+  };
+  const charTop = (node, i) => {
+    const range = document.createRange();
+    range.setStart(node, i);
+    range.setEnd(node, i + 1);
+    const box = [...range.getClientRects()].find(r => r.width > 0);
+    return box ? box.top : null;
+  };
+  const closing = /^[、。，．：；！？）」』】》]/;
+  const opening = /[（「『【《]$/;
 
   for (const code of document.querySelectorAll('.lit-page :not(pre) > code')) {
     if (!shown(code)) continue;
@@ -49,6 +67,31 @@ BREAKS = """() => {
     const width = alone.getBoundingClientRect().width;
     alone.remove();
     if (width <= code.parentElement.clientWidth) found.code.push(code.textContent);
+  }
+
+  // No line starts with the closing mark after inline code, none ends with
+  // the opening mark before it (a break there leaves "，" alone at a start).
+  const units = [
+    ...[...document.querySelectorAll('.lit-page :not(pre) > code')]
+      .filter(code => code.textContent.length <= 32),  // typography.LONG_CODE
+    ...document.querySelectorAll('.lit-prose .katex'),
+  ];
+  for (const code of units) {
+    if (!shown(code)) continue;
+    const box = code.parentElement.matches('a') ? code.parentElement : code;
+    const tops = top(box);
+    if (!tops.length) continue;
+    const next = box.nextSibling, before = box.previousSibling;
+    if (next && next.nodeType === 3 && closing.test(next.data)) {
+      const y = charTop(next, 0);
+      if (y !== null && y > tops.at(-1) + 8)
+        found.edge.push(code.textContent.slice(0, 40) + '|' + next.data[0]);
+    }
+    if (before && before.nodeType === 3 && opening.test(before.data)) {
+      const y = charTop(before, before.data.length - 1);
+      if (y !== null && tops[0] > y + 8)
+        found.edge.push(before.data.at(-1) + '|' + code.textContent.slice(0, 40));
+    }
   }
 
   const hyphenated =

@@ -81,10 +81,14 @@ def search_settings(env: jinja2.Environment, lang: str) -> dict:
         # Cut at build time: the browser needs no segmenter of its own (the
         # theme's Japanese one would cut the words again), only the
         # separator that splits on the joiner and the scripts' punctuation.
-        # English's lunr, with no trimmer: it would strip every CJK letter.
+        # English's lunr, with no trimmer (it would strip every CJK letter)
+        # and no stemmer: English's would cut the index's FlashAttention to
+        # flashattent, which the theme's prefix query (flashattention*, not
+        # stemmed: lunr leaves a wildcard term alone) then never finds.
         settings["lang"] = ["en"]
         settings["separator"] = search_words.SEPARATOR
-        settings["pipeline"] = [s for s in settings["pipeline"] if s != "trimmer"]
+        dropped = ("trimmer", "stemmer")
+        settings["pipeline"] = [s for s in settings["pipeline"] if s not in dropped]
     return settings
 
 

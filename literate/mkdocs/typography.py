@@ -14,14 +14,19 @@ and, for a language whose headings break between phrases, `break_points`:
   whole, but one wider than the heading's box it breaks anywhere
   (マルチヘッドア|テンション).
 
-Inline code needs nothing here: literate.css makes it an inline block, which
-moves to the next line whole when it does not fit.
+- inline code is an inline block (literate.css), which moves to the next
+  line whole when it does not fit; a browser may break on either side of
+  it, though, even before a "，" or after a "（". A short span
+  (`LONG_CODE` characters or fewer) and the closing marks after it or the
+  opening marks before it are one `lit-nobr` unit, so no line starts with
+  the "，" or ends with the "（" (the rule of Chinese and Japanese type).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from html import unescape
 
 _TAG = re.compile(r"(<[^>]*>)")
 # Inside these a text's characters are code, math or script: left alone.
@@ -43,9 +48,30 @@ _PHRASED = re.compile(
 )
 
 
+LONG_CODE = 32  # characters: a span longer may need to wrap on a phone
+OPENING = "（「『【《〈〔"
+CLOSING = "、。，．：；！？）」』】》〉〕"
+# Inline code (in a link or not) with the marks that must stay beside it.
+_GLUED = re.compile(
+    f"([{OPENING}]*)"
+    r"(<a\b[^>]*><code>([^<]*)</code></a>|(?<!<pre>)<code>([^<]*)</code>)"
+    f"([{CLOSING}]*)"
+)
+
+
 def keep_together(html: str) -> str:
-    """`html` with each short hyphenated word of its text in a nowrap span."""
+    """`html` with each short hyphenated word of its text in a nowrap span,
+    and each short inline code span with the punctuation marks beside it."""
+    html = _GLUED.sub(_glue, html)
     return _in_text(html, lambda text: HYPHENATED.sub(_nobr, text))
+
+
+def _glue(found: re.Match) -> str:
+    opening, code, linked, plain, closing = found.groups()
+    short = len(unescape(linked if linked is not None else plain)) <= LONG_CODE
+    if not (opening or closing) or not short:
+        return found.group()
+    return f'<span class="lit-nobr">{opening}{code}{closing}</span>'
 
 
 def _nobr(found: re.Match) -> str:
