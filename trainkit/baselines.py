@@ -76,8 +76,11 @@ def ngram_loss(
     vocab_size: int,
     order: int,
     k: float = 1.0,
-) -> NgramLoss:
-    """The order-`order` model's validation loss (see the module's docstring)."""
+    per_character: bool = False,
+) -> NgramLoss | np.ndarray:
+    """The order-`order` model's validation loss (see the module's docstring);
+    with `per_character`, the loss of each validation character instead, so
+    that it can be averaged over the characters a model scored."""
     train = _ids(train_ids, vocab_size, "train_ids")
     val = _ids(val_ids, vocab_size, "val_ids")
     n, v = order, vocab_size
@@ -97,6 +100,8 @@ def ngram_loss(
     scored = windows(np.concatenate([train[len(train) - (n - 1) :], val]), n, v)
     context, char = np.divmod(scored, v)
     p = (counts[context, char] + k) / (totals[context] + k * v)
+    if per_character:
+        return -np.log(p)
     return NgramLoss(
         order=n,
         nats=float(-np.log(p).mean()),
@@ -125,9 +130,11 @@ def witten_bell_loss(
     val_ids: Sequence[int] | np.ndarray,
     vocab_size: int,
     order: int,
-) -> float:
+    per_character: bool = False,
+) -> float | np.ndarray:
     """The mean validation cross-entropy, nats per character, of the
-    order-`order` Witten-Bell model (see the module's docstring)."""
+    order-`order` Witten-Bell model (see the module's docstring); with
+    `per_character`, each validation character's instead."""
     train = _ids(train_ids, vocab_size, "train_ids")
     val = _ids(val_ids, vocab_size, "val_ids")
     n, v = order, vocab_size
@@ -148,7 +155,7 @@ def witten_bell_loss(
         k = np.maximum(seen - 1, 0)
         mixed = (c_hx + t_h[k] * p) / (c_h[k] + t_h[k])
         p = np.where(seen > 0, mixed, p)
-    return float(-np.log(p).mean())
+    return -np.log(p) if per_character else float(-np.log(p).mean())
 
 
 def _lookup(keys: np.ndarray, wanted: np.ndarray, values: np.ndarray) -> np.ndarray:

@@ -51,10 +51,12 @@ def one_thread(device: torch.device) -> Iterator[None]:
 
     For elementwise work spread over many small tensors, such as the
     optimizer's update: with `OMP_WAIT_POLICY=PASSIVE` each parallel region
-    wakes the sleeping threads, which costs more than the work. Measured on 2
-    cores, the fused AdamW update of the `cpu` preset takes 4.8 ms with 2
-    threads and 1.0 ms with 1 (`torch.profiler`). Other devices, and a process
-    already on one thread, are left as they are.
+    wakes the sleeping threads, which can cost more than the work. Measured
+    once on an idle 2-core machine, the fused AdamW update of the `cpu` preset
+    took 4.8 ms with 2 threads and 1.0 ms with 1 (`torch.profiler`); a later
+    measurement on a loaded machine found the reverse, so the page claims no
+    speed for it. Other devices, and a process already on one thread, are
+    left as they are.
     """
     threads = torch.get_num_threads()
     if device.type != "cpu" or threads == 1:

@@ -138,17 +138,20 @@ def loss_figure(
     metrics: Metrics,
     title: str = "",
     baselines: Sequence[tuple[str, float]] = (),
+    columns: int = 2,
 ):
     """Training-batch loss, and evaluated train and validation loss, by step.
 
-    `baselines` are `(label, loss)` pairs, each drawn as a dashed line
-    labelled at the right: the page's uniform and n-gram losses.
+    `baselines` are `(label, loss)` pairs, each drawn as a dashed line of its
+    own colour and named, with its value, in the legend, which then sits
+    under the axes (`columns` wide): a label inside them would lie under the
+    curves at some width.
     """
     import matplotlib.pyplot as plt
 
     batches = [r for r in metrics.records if "loss" in r]
     evals = metrics.evaluations()
-    fig, ax = plt.subplots(figsize=(5.6, 4), dpi=100)
+    fig, ax = plt.subplots(figsize=(6.4, 5.0) if baselines else (5.6, 4), dpi=100)
     ax.plot(
         [r["step"] for r in batches],
         [r["loss"] for r in batches],
@@ -169,22 +172,24 @@ def loss_figure(
             zorder=4,
             label=names[key],
         )
-    for label, value in baselines:
-        ax.axhline(value, color="tab:red", linestyle="--", linewidth=1)
-        ax.annotate(
-            f"{label}: {value:.2f}",
-            (ax.get_xlim()[1], value),
-            xytext=(-4, -3),
-            textcoords="offset points",
-            ha="right",
-            va="top",
-            color="tab:red",
-            fontsize=9,
+    colours = ("tab:red", "tab:purple", "tab:brown", "tab:pink", "tab:olive")
+    for i, (label, value) in enumerate(baselines):
+        colour = colours[i % len(colours)]
+        ax.axhline(
+            value,
+            color=colour,
+            linestyle="--",
+            linewidth=1,
+            label=f"{label}: {value:.2f}",
         )
     ax.set_xlabel(tr("step"))
     ylabel(ax, tr("cross-entropy (nats per character)"))
     ax.set_title(title)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=9)
-    fig.tight_layout()
+    if baselines:  # under the axes, the layout making room for it
+        fig.set_layout_engine("constrained")
+        fig.legend(fontsize=9, ncol=columns, loc="outside lower center")
+    else:
+        ax.legend(fontsize=9)
+        fig.tight_layout()
     return fig

@@ -15,10 +15,13 @@ import math
 import shlex
 from pathlib import Path
 
+import numpy as np
+
 from literate.narrow import narrow
 from literate.words import tr
 from report import markdown_table
-from trainkit.baselines import ngram_losses, witten_bell_loss
+from trainkit import whole_split
+from trainkit.baselines import ngram_loss, ngram_losses, witten_bell_loss
 from trainkit.corpus import encode_all, read_text
 from trainkit.metrics import Metrics, loss_figure
 
@@ -60,8 +63,10 @@ def baselines(cfg, split) -> list[tuple[str, float]]:
     return rows + [(tr("5-gram counts, Witten-Bell"), better)]
 
 
-def loss_table(counted: list[tuple[str, float]], folder: Path = RECORDED) -> None:
-    """The baselines, then the recorded run's losses, in nats, bits and e^loss."""
+def loss_table(cfg, split, folder: Path = RECORDED) -> None:
+    """The baselines on `cfg`'s validation split (`baselines`), then the
+    recorded run's losses, in nats, bits and e^loss."""
+    counted = baselines(cfg, split)
     run, records = run_record(folder)
     evals = [r for r in records if "val" in r]
     first, last = evals[0], evals[-1]
@@ -83,20 +88,89 @@ def loss_table(counted: list[tuple[str, float]], folder: Path = RECORDED) -> Non
     print(markdown_table(header, cells, align="lrrr"))
 
 
-def margins(counted: list[tuple[str, float]], folder: Path = RECORDED) -> None:
-    """How far the recorded model's last validation loss is below the
-    trigram's and the 5-gram's (the last two baselines)."""
-    _, records = run_record(folder)
-    last = [r for r in records if "val" in r][-1]
-    (_, trigram), (_, five) = counted[-2:]
-    lines = (
-        (tr("trigram counts minus the model at step {step}: {d} nats per character"),
-         trigram),
-        (tr("5-gram counts minus the model at step {step}: {d} nats per character"),
-         five),
-    )  # fmt: skip
-    for line, nats in lines:
-        print(line.format(step=last["step"], d=f"{nats - last['val']:.3f}"))
+def same_characters(cfg, split, folder: Path = RECORDED) -> None:
+    """The shipped model's loss on the whole validation split (recorded by
+    `trainkit.whole_split`) beside the trigram's and the 5-gram's on the very
+    characters it scored: all of them, and those with at least the 5-gram's
+    four characters before them in their window."""
+    result, counters, total = scored_characters(cfg, split, folder)
+    model = np.array(result["by_position"])
+    (trigram, _), (five, _) = counters.items()
+    n, w, s = result["characters"], result["windows"], result["context"]
+    print(result["command"])
+    line = tr("{n} of the {total} validation characters, in {w} windows of {s} "
+              "side by side; the counters on the same characters")  # fmt: skip
+    print(line.format(n=f"{n:,}", total=f"{total:,}", w=f"{w:,}", s=s))
+    print()
+
+    def both(losses: np.ndarray) -> np.ndarray:  # all, and 4 or more before
+        return np.array([losses.mean(), losses[..., 3:].mean()])
+
+    ours, tri, wb = both(model), both(counters[trigram]), both(counters[five])
+    rows = [
+        (trigram, tri),
+        (five, wb),
+        (tr("the model, runs/cpu/model.pt"), ours),
+        (tr("trigram counts minus the model"), tri - ours),
+        (tr("5-gram counts minus the model"), wb - ours),
+    ]
+    cells = [[what, *(f"{v:.3f}" for v in values)] for what, values in rows]
+    header = [
+        tr("nats per character"),
+        tr("all {n}").format(n=f"{n:,}"),
+        tr("the {n} with 4 or more before them").format(n=f"{w * (s - 3):,}"),
+    ]
+    print(markdown_table(header, cells, align="lrr"))
+
+
+def by_context(cfg, split, folder: Path = RECORDED) -> None:
+    """The same pass, by how many characters precede the one predicted in its
+    window (position + 1), in groups that double: the model's loss, the
+    5-gram's on the same characters, the difference, and the difference's
+    standard error over the windows (a window's characters are neighbours,
+    so they are not independent; the windows nearly are)."""
+    result, counters, _ = scored_characters(cfg, split, folder)
+    model = np.array(result["per_window"])  # [W, G]
+    name, five = list(counters.items())[-1]  # [W, S]
+    rows = []
+    for g, (low, high) in enumerate(result["groups"]):
+        lead = five[:, low - 1 : high].mean(1) - model[:, g]  # per window
+        error = lead.std(ddof=1) / math.sqrt(len(lead))
+        span = str(low) if low == high else f"{low}–{high}"
+        ours, theirs = model[:, g].mean(), five[:, low - 1 : high].mean()
+        cells = [f"{ours:.3f}", f"{theirs:.3f}", f"{lead.mean():+.3f}", f"{error:.3f}"]
+        rows.append([span, *cells])
+    header = [
+        tr("characters before it in the window"),
+        tr("the model"),
+        name,
+        tr("5-gram minus the model"),
+        tr("± (standard error)"),
+    ]
+    print(markdown_table(header, rows, align="rrrrr"))
+
+
+def scored_characters(cfg, split, folder: Path = RECORDED):
+    """`(result, counters, total)`: the recorded whole-split pass, the
+    trigram's and the 5-gram's losses `[windows, context]` on the characters
+    it scored (by label), and the validation split's length."""
+    text, name = read_text(cfg.data, ROOT / "data")
+    chars = "".join(sorted(set(text)))
+    train_ids, val_ids = split(encode_all(text, chars, name), cfg, name)
+    result = whole_split.read(folder, len(val_ids), cfg.context)
+    train_ids, val_ids, n = train_ids.numpy(), val_ids.numpy(), len(chars)
+    first, w, s = result["first"], result["windows"], result["context"]
+
+    def scored(losses: np.ndarray) -> np.ndarray:  # every character's -> [W, S]
+        return losses[first : first + w * s].reshape(w, s)
+
+    counters = {
+        tr("trigram counts"): scored(ngram_loss(train_ids, val_ids, n, 3, 1.0, True)),
+        tr("5-gram counts, Witten-Bell"): scored(
+            witten_bell_loss(train_ids, val_ids, n, 5, per_character=True)
+        ),
+    }
+    return result, counters, len(val_ids)
 
 
 def run_facts(folder: Path = RECORDED) -> None:
@@ -130,17 +204,16 @@ def run_facts(folder: Path = RECORDED) -> None:
     print(markdown_table([tr("the run"), tr("value")], facts, align="lr"))
 
 
-def loss_curve(counted: list[tuple[str, float]], folder: Path = RECORDED):
+def loss_curve(cfg, split, folder: Path = RECORDED):
     """The recorded run's curve, with a dashed line per baseline; and the
-    same figure narrower, for a phone (`literate.narrow`): its labels keep
-    their size in points, so they shrink less with the screen."""
+    same figure narrower, its legend in one column, for a phone
+    (`literate.narrow`): its labels keep their size in points, so they
+    shrink less with the screen."""
+    counted = baselines(cfg, split)
     metrics = Metrics.resume(folder / "metrics.jsonl", step=math.inf)
     loss_figure(metrics, "", baselines=counted)
-    phone = loss_figure(metrics, "", baselines=counted)
-    phone.set_size_inches(4.0, 4.6)
-    # Under the axes: at this width the legend would cover the first steps.
-    phone.axes[0].legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.14))
-    phone.tight_layout()
+    phone = loss_figure(metrics, "", baselines=counted, columns=1)
+    phone.set_size_inches(4.0, 6.4)
     return narrow(phone)
 
 
