@@ -24,7 +24,8 @@ LABELS: dict[str, dict[str, str]] = {
         "home": "Home",
         "originals": "Show every English original",
         "status_headings": "language | page | translated | stale | failing checks",
-        "percent": " %",
+        "share": " ({n} %)",
+        "language_names": "",  # the codes stay: ja, zh
         "notebook_words": (
             "The words of the figures and tables in this page's language."
         ),
@@ -54,7 +55,8 @@ LABELS: dict[str, dict[str, str]] = {
         "home": "ホーム",
         "originals": "英語の原文をすべて表示",
         "status_headings": "言語 | ページ | 翻訳済み | 古くなった翻訳 | 検査エラー",
-        "percent": "%",
+        "share": "（{n}%）",
+        "language_names": "ja 日本語 | zh 中国語 | en 英語",
         "notebook_words": "図と表の言葉を、このページの言語にする。",
         "notebook_file": (
             "ノートブックには __file__ がない。"
@@ -82,7 +84,8 @@ LABELS: dict[str, dict[str, str]] = {
         "home": "首页",
         "originals": "显示全部英文原文",
         "status_headings": "语言 | 页面 | 已翻译 | 过期译文 | 未通过检查",
-        "percent": "%",
+        "share": "（{n}%）",
+        "language_names": "ja 日语 | zh 中文 | en 英语",
         "notebook_words": "让图和表中的文字使用本页的语言。",
         "notebook_file": (
             "笔记本中没有 __file__，这里把它设成在本文件夹运行 {name} 时的值。"

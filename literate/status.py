@@ -87,20 +87,30 @@ def status_markdown(
 
 
 def status_table(rows: list[Row], lang: str = "en") -> str:
-    """`rows` as a markdown table in `lang` (`100%`, not `100 %`, in Japanese)."""
-    percent = label(lang, "percent")
+    """`rows` as a markdown table in `lang`: its languages by the names `lang`
+    has for them (日本語, not ja), its shares as `lang` writes them (（100%）
+    in Japanese, (100 %) in English)."""
+    share_of = label(lang, "share")
+    names = language_names(lang)
     lines = [f"| {label(lang, 'status_headings')} |", "|---|---|---:|---:|---:|"]
     for row in rows:
-        code, source = cell(row.lang), cell(row.source)
+        code, source = cell(names.get(row.lang, row.lang)), cell(row.source)
         if row.error:
             lines.append(f"| {code} | {source} | {cell(row.error)} | | |")
             continue
         share = 100 * row.translated / row.total if row.total else 100.0
         lines.append(
-            f"| {code} | {source} | {row.translated} / {row.total} "
-            f"({share:.0f}{percent}) | {row.stale} | {row.failing} |"
+            f"| {code} | {source} | {row.translated} / {row.total}"
+            f"{share_of.format(n=f'{share:.0f}')} | {row.stale} | {row.failing} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def language_names(lang: str) -> dict[str, str]:
+    """{code: name} as `lang` names languages (`ja 日本語 | zh 中国語`); none
+    where it names none (English: the codes stay)."""
+    pairs = label(lang, "language_names")
+    return dict(p.split(" ", 1) for p in pairs.split(" | ") if " " in p)
 
 
 # What Markdown would read as markup in a table cell: emphasis, code, links,

@@ -18,6 +18,7 @@ from conftest import ROOT, japanese
 from literate.__main__ import main as literate_main
 from literate.normalize import key
 from literate.parse import parse
+from literate.status import status_rows, status_table
 from literate.tables import dumps_table, save_table, short
 
 DEMO = Path(__file__).parent / "translation_data" / "demo.py"
@@ -194,6 +195,12 @@ def test_status_counts_translated_stale_and_failing(repo, capsys):
     share = round(100 / len(keys))
     assert code == 0
     assert f"| zh | demo.py | 1 / {len(keys)} ({share} %) | 1 | 1 |" in out
+    # The site's Chinese and Japanese status pages name the languages and
+    # write the share as those languages do.
+    rows = status_rows(repo, ("demo.py",))
+    in_zh, in_ja = status_table(rows, "zh"), status_table(rows, "ja")
+    assert f"| 中文 | demo.py | 1 / {len(keys)}（{share}%） | 1 | 1 |" in in_zh
+    assert f"| 中国語 | demo.py | 1 / {len(keys)}（{share}%） | 1 | 1 |" in in_ja
 
 
 def test_bad_arguments_exit_non_zero(repo, capsys):
