@@ -556,7 +556,7 @@ def train(cfg: Config) -> dict:
 # far behind). One head, and the plain initialisation, differ by about as much as the
 # other seed or less: one seed cannot tell them from chance. Dropout 0.1 costs loss in
 # runs this short, under half a pass over the training text (the line above the table);
-# at 3000 steps it is not measured. `python train.py` with a row's flags trains it so.
+# at 3000 steps it is not measured. `python train.py` with its flags runs a row at 3000.
 
 #| recorded.ablation_budget()
 #| recorded.ablation_table()
