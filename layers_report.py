@@ -44,7 +44,7 @@ def rearranged(source, guess, target) -> str:
     same = (guess.sort(1).values == source.sort(1).values).all(1)
     line = tr("outputs made of the source's own digits, in any order: {n} of {total}")
     places = (guess == target).float().mean(0).tolist()
-    shares = ", ".join(f"{share:.0%}" for share in places)
+    shares = tr(", ").join(f"{share:.0%}" for share in places)
     by_place = tr("digits right at output positions 1 to {s}: {shares}")
     return "\n".join(
         (

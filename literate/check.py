@@ -404,7 +404,10 @@ def _term_problems(
             if bad in bare_value
         ]
     for name in sorted(set(_IDENTIFIER.findall(bare_key))):
-        if name not in bare_value:
+        # A plural (LayerNorms) may be the name itself in a language without
+        # plurals (LayerNorm の位置).
+        singular = name[:-1] if name.endswith("s") and name[0].isupper() else name
+        if name not in bare_value and singular not in bare_value:
             problems.append(f"the name {name!r} must stay as written in the English")
     return problems
 

@@ -262,6 +262,9 @@ def test_check_accepts_reordered_placeholders_and_trivial_copies():
     assert check_entry(EMPHASIS, "**強い**語と*強調*。", GLOSSARY) == []
     assert check_entry("_^_0_^_", "_^_0_^_", GLOSSARY) == []
     assert check_entry("PyTorch 2.", "PyTorch 2.", GLOSSARY) == []
+    # A plural name without its plural: Chinese and Japanese have none.
+    assert check_entry("Where the LayerNorms go.", "LayerNorm 的位置。", GLOSSARY) == []
+    assert check_entry("Where the LayerNorms go.", "层归一化的位置。", GLOSSARY)
 
 
 @pytest.mark.parametrize("lang", ["ja", "zh"])
