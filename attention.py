@@ -76,7 +76,9 @@ from literate.words import tr  # a figure's words in the page's language
 # a noun looks for its action, the verb for the nouns it joins, and the
 # adjective, more weakly, for a noun. The values `[S, 3]` are one-hot word
 # classes (noun, action, adjective), so the output says what kind of word each
-# position read from.
+# position read from. These vectors are written by hand so that every number
+# below can be checked; in a model they are learned, as
+# [chapter 2](mha.html) shows: projections of each token's vector.
 
 WORDS = ["cats", "chase", "small", "mice"]
 TOY_QUERIES = torch.tensor(  # [S, 2], each row [noun, action]
