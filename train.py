@@ -22,11 +22,10 @@ worth. Configuration and running it are in the [Appendix](#appendix);
 sampling is the [next chapter](generate.html). The recipe follows Andrej
 Karpathy's [nanoGPT](https://github.com/karpathy/nanoGPT) and, through it, GPT-2
 ([Radford et al., 2019](https://cdn.openai.com/better-language-models/language_models_are_unsupervised_multitask_learners.pdf)).
-Shapes use the [first chapter's letters](attention.html#shapes) (`B`
-batch, `S` sequence length, `D` width, `H` heads) and two more: `L`
-blocks, `N` characters in the vocabulary. The commands below
-sample from the model shipped in `runs/cpu/`, train the `tiny` preset (in
-seconds) and train the `cpu` preset (in minutes):
+Shapes use the [first chapter's letters](attention.html#shapes) (`B` batch, `S`
+sequence length, `D` width, `H` heads) and two more: `L` blocks, `N` characters in
+the vocabulary. The commands below sample from the model shipped in `runs/cpu/`,
+train the `tiny` preset (in seconds) and train the `cpu` preset (in minutes):
 
 ```
 python train.py sample --checkpoint runs/cpu/model.pt --prompt "ROMEO:"
@@ -81,7 +80,8 @@ RECORDED = recorded.RECORDED
 
 # Its last row is the run's own estimate, on `eval_batches` batches of random windows;
 # the counters score every validation character. On the same characters (the whole split
-# in windows of `context` side by side, scored once by the command printed):
+# in windows of `context` side by side, scored once and recorded by `python -m
+# trainkit.whole_split runs/cpu`):
 
 #| recorded.same_characters(PRESETS["cpu"], split)
 

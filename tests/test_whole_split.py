@@ -16,7 +16,7 @@ import torch
 
 import train
 from trainkit import RunError, recorded, whole_split
-from trainkit.baselines import ngram_loss, witten_bell_loss
+from trainkit.baselines import ngram_loss, split_ids, witten_bell_loss
 
 ROOT = Path(__file__).resolve().parent.parent
 FOLDER = ROOT / "runs" / "cpu"
@@ -152,17 +152,21 @@ def test_the_page_claims_about_context_hold(by_context):
     assert max(leads.values()) < trigram_margin / 4
 
 
-def test_same_characters_prints_margins_on_one_set_of_characters(capsys):
+def test_same_characters_prints_margins_on_one_set_of_characters(capsys, recorded_pass):
     cfg = dataclasses.replace(train.PRESETS["cpu"])
+    total = len(split_ids(cfg)[1])
+    n, w, s = (recorded_pass[k] for k in ("characters", "windows", "context"))
     recorded.same_characters(cfg, train.split)
-    out = capsys.readouterr().out
+    lines = capsys.readouterr().out.splitlines()
+    assert all(line.startswith("| ") for line in lines)  # one table, nothing else
+    header = [cell.strip() for cell in lines[0].split("|")[1:-1]]
+    assert header[1] == f"{n:,} of {total:,}" and 0 < total - n <= s
+    assert header[2].startswith(f"the {w * (s - 3):,} with 4 or more")
     rows = {
-        line.split("|")[1].strip(): [float(c) for c in line.split("|")[2:4]]
-        for line in out.splitlines()
-        if line.startswith("| ") and line.split("|")[2].strip()[:1].isdigit()
+        cells[0]: [float(c) for c in cells[1:]]
+        for cells in ([c.strip() for c in line.split("|")[1:-1]] for line in lines[2:])
     }
     model = rows["the model, runs/cpu/model.pt"]
     for counter in ("trigram counts", "5-gram counts, Witten-Bell"):
         margin = rows[f"{counter.split(',')[0]} minus the model"]
         assert margin == pytest.approx(np.subtract(rows[counter], model), abs=1.5e-3)
-    assert whole_split.COMMAND in out

@@ -91,17 +91,13 @@ def loss_table(cfg, split, folder: Path = RECORDED) -> None:
 def same_characters(cfg, split, folder: Path = RECORDED) -> None:
     """The shipped model's loss on the whole validation split (recorded by
     `trainkit.whole_split`) beside the trigram's and the 5-gram's on the very
-    characters it scored: all of them, and those with at least the 5-gram's
-    four characters before them in their window."""
+    characters it scored: all of them (of the split's), and those with at
+    least the 5-gram's four characters before them in their window. A table
+    only, so that the page shows it as one."""
     result, counters, total = scored_characters(cfg, split, folder)
     model = np.array(result["by_position"])
     (trigram, _), (five, _) = counters.items()
     n, w, s = result["characters"], result["windows"], result["context"]
-    print(result["command"])
-    line = tr("{n} of the {total} validation characters, in {w} windows of {s} "
-              "side by side; the counters on the same characters")  # fmt: skip
-    print(line.format(n=f"{n:,}", total=f"{total:,}", w=f"{w:,}", s=s))
-    print()
 
     def both(losses: np.ndarray) -> np.ndarray:  # all, and 4 or more before
         return np.array([losses.mean(), losses[..., 3:].mean()])
@@ -116,8 +112,8 @@ def same_characters(cfg, split, folder: Path = RECORDED) -> None:
     ]
     cells = [[what, *(f"{v:.3f}" for v in values)] for what, values in rows]
     header = [
-        tr("nats per character"),
-        tr("all {n}").format(n=f"{n:,}"),
+        tr("nats per character, {w} windows of {s}").format(w=f"{w:,}", s=s),
+        tr("{n} of {total}").format(n=f"{n:,}", total=f"{total:,}"),
         tr("the {n} with 4 or more before them").format(n=f"{w * (s - 3):,}"),
     ]
     print(markdown_table(header, cells, align="lrr"))
