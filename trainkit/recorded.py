@@ -127,7 +127,7 @@ def by_context(cfg, split, folder: Path = RECORDED) -> None:
     so they are not independent; the windows nearly are)."""
     result, counters, _ = scored_characters(cfg, split, folder)
     model = np.array(result["per_window"])  # [W, G]
-    name, five = list(counters.items())[-1]  # [W, S]
+    five = list(counters.values())[-1]  # the 5-gram's, [W, S]
     rows = []
     for g, (low, high) in enumerate(result["groups"]):
         lead = five[:, low - 1 : high].mean(1) - model[:, g]  # per window
@@ -139,9 +139,9 @@ def by_context(cfg, split, folder: Path = RECORDED) -> None:
     header = [
         tr("characters before it in the window"),
         tr("the model"),
-        name,
+        tr("5-gram"),
         tr("5-gram minus the model"),
-        tr("± (standard error)"),
+        "±",  # one standard error, as the page says
     ]
     print(markdown_table(header, rows, align="rrrrr"))
 
