@@ -666,17 +666,16 @@ def check_against_pytorch(seed: int = 0) -> list[report.CheckRow]:
 
 # ## Efficiency notes
 #
-# **The stacked projection.** The switch is grad mode,
-# `torch.is_grad_enabled()`, not `.train()`. With gradients on,
-# self-attention (one tensor object passed as `query`, `key` and `value`)
-# is projected by one product with the three weights stacked `[3 D, D]`,
-# so its backward pass, too, takes one product for the gradient of `x` and
-# one for the weights, not three of each; `tests/test_mha.py` checks that
-# output and gradients are those of three products. With gradients off the
-# three products stay: for one new token, `torch.cat` would copy
-# `3 D × D` numbers, as many as the product reads. This page does not time
-# the two; `bench/mha_speed.py` does ("ours, fast" against "ours, 3
-# products").
+# **The stacked projection.** The switch is grad mode, `torch.is_grad_enabled()`,
+# not `.train()`. With gradients on, self-attention (one tensor object passed
+# as `query`, `key` and `value`) is projected by one product with the three
+# weights stacked `[3 D, D]`, so its backward pass, too, takes one product for
+# the gradient of `x` and one for the weights, not three of each;
+# `tests/test_mha.py` checks that output and gradients are those of three
+# products. With gradients off the three products stay: for one new token,
+# `torch.cat` would copy `3 D × D` numbers, as many as the product reads. This
+# page does not time the two; `bench/mha_speed.py` does ("ours, fast" against
+# "ours, 3 products").
 #
 # **The causal flag.** `scaled_dot_product_attention(is_causal=True)`
 # aligns its causal mask to the *start* of the keys when there are more
