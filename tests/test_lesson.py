@@ -19,6 +19,13 @@ FALSE = (
     "sees less text than the corpus holds",
     "That stops learning",
     "for X = Q, K, V",
+    # Teaching review 4 (round of 2026-12-06).
+    "changes only the seed",
+    "Dropout 0.1 slows",
+    "nothing non-linear is",
+    "each of two positions",
+    "agrees with Xiong",
+    "Whether stacking is faster depends on the machine",
 )
 
 
