@@ -37,7 +37,7 @@ import generate_report as report
 from literate.data import Data  # JSON for the page's scripts
 from literate.words import tr  # a figure's words in the page's language
 from mha import MultiHeadAttention
-from train import RECORDED, CharTransformer, block_with_weights, load_model
+from train import RECORDED, CharTransformer, load_model
 from trainkit import cli
 from trainkit.config import SEEDS  # python train.py sample's seeds
 from trainkit.decode import decoder
@@ -367,7 +367,7 @@ def try_without_cache(tokens: int = 300, seed: int = 0) -> None:
 # can learn different things ([chapter 2](mha.html)). Here is the model of
 # chapter 4 reading a passage of the validation text, which it never trained
 # on, with every head's attention weights. `attention_maps` runs the blocks
-# one by one with `block_with_weights`, which returns each block's weights.
+# one by one, each with `need_weights=True`, so that it returns its weights.
 
 PASSAGE = (
     "ROMEO:\nIs the day so young?\n\nBENVOLIO:\nBut new struck nine.\n\n"
@@ -384,7 +384,7 @@ def attention_maps(model: CharTransformer, ids: torch.Tensor) -> torch.Tensor:
         x = x + model.position(torch.arange(len(ids)))
     maps = []
     for block in model.blocks:
-        x, weights = block_with_weights(block, x)  # weights [1, H, S, S]
+        x, weights = block(x, need_weights=True)  # weights [1, H, S, S]
         maps.append(weights[0])
     return torch.stack(maps)
 

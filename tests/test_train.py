@@ -235,7 +235,7 @@ def test_block_weights_equal_the_explicit_computation():
     block = model.blocks[0]
     x = torch.randn(2, 9, 32, dtype=torch.float64)
     with torch.no_grad():
-        out, weights = train.block_with_weights(block, x)
+        out, weights = block(x, need_weights=True)
         torch.testing.assert_close(out, block(x))
         h = block.ln1(x)
         attn = block.attn

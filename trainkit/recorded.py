@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shlex
 from pathlib import Path
 
@@ -61,6 +62,26 @@ def baselines(cfg, split) -> list[tuple[str, float]]:
     rows += [(label, g.nats) for label, g in zip(names, grams, strict=True)]
     better = witten_bell_loss(train_ids, val_ids, len(chars), 5)
     return rows + [(tr("5-gram counts, Witten-Bell"), better)]
+
+
+SPEAKER = re.compile(r"^([A-Z][A-Z' ]*[A-Z]):$", re.M)  # a speech's first line
+
+
+def unseen_speakers(cfg, split) -> None:
+    """How many of the validation text's speakers (the capitals before a
+    speech) the training text never names, and how many speeches they give."""
+    text, name = read_text(cfg.data, ROOT / "data")
+    train_text, val_text = split(text, cfg, name)  # the cut, on the characters
+    known = set(SPEAKER.findall(train_text))
+    speeches = SPEAKER.findall(val_text)
+    new = [s for s in speeches if s not in known]
+    most = sorted(set(new), key=lambda s: (-new.count(s), s))[:6]
+    line = tr(
+        "validation speakers never named in the training text: {n} of {total},"
+        " with {s} of its {all} speeches ({names}, ...)"
+    )
+    print(line.format(n=len(set(new)), total=len(set(speeches)), s=len(new),
+                      all=len(speeches), names=tr(", ").join(most)))  # fmt: skip
 
 
 def loss_table(cfg, split, folder: Path = RECORDED) -> None:
