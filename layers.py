@@ -14,9 +14,9 @@ average of value vectors passed through one linear map. That is not yet a
 model. Without a mask, attention cannot see the order of its inputs (a
 causal mask gives some of it away: language models without position
 embeddings still learn some position, [Haviv et al.,
-2022](https://arxiv.org/abs/2203.16634)); and its one non-linear step is
-the softmax that makes the weights: the values are mapped linearly and
-mixed linearly, and no non-linear function acts on a position's own vector.
+2022](https://arxiv.org/abs/2203.16634)); and its only non-linear step is
+the softmax that makes the weights: the values themselves are mapped and
+mixed linearly, with no non-linear function applied to each result.
 A *transformer layer*,
 or *block*, adds what is missing around attention: a *residual connection*
 and a *LayerNorm* around each sublayer, and a *feed-forward network* after

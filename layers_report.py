@@ -45,11 +45,11 @@ def rearranged(source, guess, target) -> str:
     line = tr("outputs made of the source's own digits, in any order: {n} of {total}")
     places = (guess == target).float().mean(0).tolist()
     shares = tr(", ").join(f"{share:.0%}" for share in places)
-    by_place = tr("digits right at output positions 1 to {s}: {shares}")
+    by_place = tr("digits right at output positions 0 to {last}: {shares}")
     return "\n".join(
         (
             line.format(n=int(same.sum()), total=len(source)),
-            by_place.format(s=len(places), shares=shares),
+            by_place.format(last=len(places) - 1, shares=shares),
         )
     )
 
