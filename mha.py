@@ -470,8 +470,8 @@ class MultiHeadAttention(nn.Module):
                 mask = causal_mask(seq_q, seq_k, device=q.device)
             x, weights = attention(q, k, v, mask, self.dropout)
         # Otherwise the fused path, `scaled_dot_product_attention`. On CPU,
-        # with boolean masks, it too gives a fully masked row zeros (the
-        # check against PyTorch below shows it).
+        # with boolean masks, it too gives a fully masked row zeros in the
+        # PyTorch this site pins (the check against PyTorch below shows it).
         else:
             p = self.dropout.p if self.training else 0.0
             x = F.scaled_dot_product_attention(
