@@ -66,14 +66,18 @@ BREAKS = """() => {
     code.after(alone);
     const width = alone.getBoundingClientRect().width;
     alone.remove();
-    if (width <= code.parentElement.clientWidth) found.code.push(code.textContent);
+    // The room it has: its block's width, less the 3 em it leaves the marks
+    // it is kept with (a .lit-nobr unit, typography.py).
+    const block = code.closest('p, li, td, th, dd, dt, h1, h2, h3, h4, div');
+    const em = parseFloat(getComputedStyle(block).fontSize);
+    const room = block.clientWidth - (code.closest('.lit-nobr') ? 3 * em : 0);
+    if (width <= room) found.code.push(code.textContent);
   }
 
   // No line starts with the closing mark after inline code, none ends with
   // the opening mark before it (a break there leaves "，" alone at a start).
   const units = [
-    ...[...document.querySelectorAll('.lit-page :not(pre) > code')]
-      .filter(code => code.textContent.length <= 32),  // typography.LONG_CODE
+    ...document.querySelectorAll('.lit-page :not(pre) > code'),
     ...document.querySelectorAll('.lit-prose .katex'),
   ];
   for (const code of units) {

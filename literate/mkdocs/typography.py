@@ -16,17 +16,18 @@ and, for a language whose headings break between phrases, `break_points`:
 
 - inline code is an inline block (literate.css), which moves to the next
   line whole when it does not fit; a browser may break on either side of
-  it, though, even before a "，" or after a "（". A short span
-  (`LONG_CODE` characters or fewer) and the closing marks after it or the
-  opening marks before it are one `lit-nobr` unit, so no line starts with
-  the "，" or ends with the "（" (the rule of Chinese and Japanese type).
+  it, though, even before a "，" or after a "（". A code span and the
+  opening mark before it and the closing marks after it (one and two at
+  most) are one `lit-nobr` unit, so no line starts with the "，" or ends
+  with the "（" (the rule of Chinese and Japanese type); the code in such a
+  unit is at most its block's width less 3 em (literate.css), so the unit
+  still fits a line.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from html import unescape
 
 _TAG = re.compile(r"(<[^>]*>)")
 # Inside these a text's characters are code, math or script: left alone.
@@ -48,28 +49,27 @@ _PHRASED = re.compile(
 )
 
 
-LONG_CODE = 32  # characters: a span longer may need to wrap on a phone
 OPENING = "（「『【《〈〔"
 CLOSING = "、。，．：；！？）」』】》〉〕"
-# Inline code (in a link or not) with the marks that must stay beside it.
+# Inline code (in a link or not) with the marks that must stay beside it: one
+# opening mark and two closing ones at most (the 3 em literate.css leaves).
 _GLUED = re.compile(
-    f"([{OPENING}]*)"
-    r"(<a\b[^>]*><code>([^<]*)</code></a>|(?<!<pre>)<code>([^<]*)</code>)"
-    f"([{CLOSING}]*)"
+    f"([{OPENING}]?)"
+    r"(<a\b[^>]*><code>[^<]*</code></a>|(?<!<pre>)<code>[^<]*</code>)"
+    f"([{CLOSING}]{{0,2}})"
 )
 
 
 def keep_together(html: str) -> str:
     """`html` with each short hyphenated word of its text in a nowrap span,
-    and each short inline code span with the punctuation marks beside it."""
+    and each inline code span with the punctuation marks beside it."""
     html = _GLUED.sub(_glue, html)
     return _in_text(html, lambda text: HYPHENATED.sub(_nobr, text))
 
 
 def _glue(found: re.Match) -> str:
-    opening, code, linked, plain, closing = found.groups()
-    short = len(unescape(linked if linked is not None else plain)) <= LONG_CODE
-    if not (opening or closing) or not short:
+    opening, code, closing = found.groups()
+    if not (opening or closing):
         return found.group()
     return f'<span class="lit-nobr">{opening}{code}{closing}</span>'
 
