@@ -261,3 +261,20 @@ def test_a_widget_s_files_load_only_on_the_page_that_holds_it(site):
         "toy": ["attention.html", "ja/attention.html", "zh/attention.html"],
         "model": ["generate.html", "ja/generate.html", "zh/generate.html"],
     }
+
+
+@pytest.mark.slow
+def test_a_hand_written_page_carries_only_the_line_break_rules_of_the_plugin(site):
+    """The home page, the guides and the 404 pages load neither the side-by-side
+    stylesheet nor the name-highlighting script; their line breaks keep their
+    rule, inline. Every literate page loads both."""
+    hand = [site / "index.html", site / "ja" / "translating.html", site / "404.html"]
+    for page in hand:
+        html = page.read_text("utf-8")
+        assert "assets/literate.css" not in html and "assets/literate.js" not in html
+        assert "<style>.lit-nobr{white-space:nowrap}" in html, page
+    for lang in LANGS:
+        for source in CHAPTERS:
+            page = site / LANGS[lang] / source.replace(".py", ".html")
+            html = page.read_text("utf-8")
+            assert "assets/literate.css" in html and "assets/literate.js" in html

@@ -10,7 +10,9 @@ site` names their files and checks their links; this class hands them over:
     on_page_markdown  render a generated page; its title and meta
     on_page_content   its body, links to other generated pages resolved
     on_page_context   search indexes a light view of it (no math markup)
-    on_post_page      KaTeX's stylesheet in its head
+    on_post_page      KaTeX's stylesheet in a literate page's head; a
+                      hand-written page keeps of the plugin's stylesheet and
+                      script only the line-break rules, inline
     on_post_build     with `per_language_search`, one index per language;
                       with `per_language_404`, one 404 page per language
 
@@ -470,7 +472,7 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
         if self.search is not None:
             output = self.search.post_page(output, page, config)
         if not page.meta.get("literate"):
-            return output
+            return site.without_page_assets(output, site.CSS, JS)
         href = get_relative_url(site.KATEX_CSS, page.url)
         return site.link_stylesheet(output, href)
 
@@ -500,6 +502,8 @@ class LiteratePlugin(BasePlugin[LiterateConfig]):
         return context
 
     def on_post_template(self, output: str, *, template_name: str, config):
+        if template_name == "404.html":  # a page like a hand-written one
+            output = site.without_page_assets(output, site.CSS, JS)
         if self.not_found is None:
             return output
         return self.not_found.post_template(output, template_name, config)

@@ -204,6 +204,24 @@ def rebuild_notice(messages: list[str], lang: str) -> str:
     )
 
 
+# What a page the plugin did not write still needs of its stylesheet: the
+# line breaks `typography.keep_together` sets on every page.
+HAND_PAGE_STYLE = (
+    "<style>.lit-nobr{white-space:nowrap}.lit-nobr>code,.lit-nobr>a>code"
+    "{max-width:calc(100% - 3em);white-space:normal}</style>\n"
+)
+
+
+def without_page_assets(html: str, css: str, js: str) -> str:
+    """A hand-written page's `html` without the plugin's stylesheet `css` and
+    script `js` (the side-by-side layout and the highlighting of names, which
+    it has no use for), with the rules its line breaks need inline."""
+    html = re.sub(rf'<link rel="stylesheet" href="[^"]*{re.escape(css)}">\n?', "", html)
+    html = re.sub(rf'<script src="[^"]*{re.escape(js)}"></script>\n?', "", html)
+    at = html.find("</head>")
+    return html if at < 0 else html[:at] + HAND_PAGE_STYLE + html[at:]
+
+
 def link_stylesheet(html: str, href: str) -> str:
     """`html` with a stylesheet link at the end of its <head>."""
     link = f'<link rel="stylesheet" href="{href}">\n'
