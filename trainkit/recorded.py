@@ -10,6 +10,7 @@ numbers mean is on the page.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -48,20 +49,38 @@ def show_sample(folder: Path = RECORDED) -> None:
     print((folder / "sample.txt").read_text(encoding="utf-8"))
 
 
+@functools.lru_cache(maxsize=2)
+def split_ids(cfg, split) -> tuple[np.ndarray, np.ndarray, int]:
+    """`(train_ids, val_ids, vocab_size)` of `cfg`'s text cut by `split`
+    (train.py's). Cached, like the counters below: the page's tables and
+    figure read the same numbers (the words, through `tr`, are not cached)."""
+    text, name = read_text(cfg.data, ROOT / "data")
+    chars = "".join(sorted(set(text)))
+    train_ids, val_ids = split(encode_all(text, chars, name), cfg, name)
+    return train_ids.numpy(), val_ids.numpy(), len(chars)
+
+
+@functools.lru_cache(maxsize=2)
+def counter_losses(cfg, split) -> tuple[tuple[float, ...], np.ndarray, np.ndarray]:
+    """The add-one unigram, bigram and trigram mean losses, and each validation
+    character's loss under the add-one trigram and the Witten-Bell 5-gram."""
+    train_ids, val_ids, n = split_ids(cfg, split)
+    means = tuple(g.nats for g in ngram_losses(train_ids, val_ids, n))
+    trigram = ngram_loss(train_ids, val_ids, n, 3, 1.0, True)
+    five = witten_bell_loss(train_ids, val_ids, n, 5, per_character=True)
+    return means, trigram, five
+
+
 def baselines(cfg, split) -> list[tuple[str, float]]:
     """The uniform, unigram, bigram and trigram (add-one) losses on `cfg`'s
     validation text, split by `split` (train.py's), then the Witten-Bell
     5-gram's: `(label, nats)` each."""
-    text, name = read_text(cfg.data, ROOT / "data")
-    chars = "".join(sorted(set(text)))
-    train_ids, val_ids = split(encode_all(text, chars, name), cfg, name)
-    train_ids, val_ids = train_ids.numpy(), val_ids.numpy()
-    grams = ngram_losses(train_ids, val_ids, len(chars))
+    n = split_ids(cfg, split)[2]
+    means, _, five = counter_losses(cfg, split)
     names = [tr("unigram counts"), tr("bigram counts"), tr("trigram counts")]
-    rows = [(tr("uniform, N = {n}").format(n=len(chars)), math.log(len(chars)))]
-    rows += [(label, g.nats) for label, g in zip(names, grams, strict=True)]
-    better = witten_bell_loss(train_ids, val_ids, len(chars), 5)
-    return rows + [(tr("5-gram counts, Witten-Bell"), better)]
+    rows = [(tr("uniform, N = {n}").format(n=n), math.log(n))]
+    rows += list(zip(names, means, strict=True))
+    return rows + [(tr("5-gram counts, Witten-Bell"), float(five.mean()))]
 
 
 SPEAKER = re.compile(r"^([A-Z][A-Z' ]*[A-Z]):$", re.M)  # a speech's first line
@@ -171,21 +190,17 @@ def scored_characters(cfg, split, folder: Path = RECORDED):
     """`(result, counters, total)`: the recorded whole-split pass, the
     trigram's and the 5-gram's losses `[windows, context]` on the characters
     it scored (by label), and the validation split's length."""
-    text, name = read_text(cfg.data, ROOT / "data")
-    chars = "".join(sorted(set(text)))
-    train_ids, val_ids = split(encode_all(text, chars, name), cfg, name)
+    _, val_ids, _ = split_ids(cfg, split)
     result = whole_split.read(folder, len(val_ids), cfg.context)
-    train_ids, val_ids, n = train_ids.numpy(), val_ids.numpy(), len(chars)
+    _, trigram, five = counter_losses(cfg, split)
     first, w, s = result["first"], result["windows"], result["context"]
 
     def scored(losses: np.ndarray) -> np.ndarray:  # every character's -> [W, S]
         return losses[first : first + w * s].reshape(w, s)
 
     counters = {
-        tr("trigram counts"): scored(ngram_loss(train_ids, val_ids, n, 3, 1.0, True)),
-        tr("5-gram counts, Witten-Bell"): scored(
-            witten_bell_loss(train_ids, val_ids, n, 5, per_character=True)
-        ),
+        tr("trigram counts"): scored(trigram),
+        tr("5-gram counts, Witten-Bell"): scored(five),
     }
     return result, counters, len(val_ids)
 
