@@ -14,9 +14,10 @@ average of value vectors passed through one linear map. That is not yet a
 model. Without a mask, attention cannot see the order of its inputs (a
 causal mask gives some of it away: language models without position
 embeddings still learn some position, [Haviv et al.,
-2022](https://arxiv.org/abs/2203.16634)); and its only non-linear step is
-the softmax that makes the weights: the values themselves are mapped and
-mixed linearly, with no non-linear function applied to each result.
+2022](https://arxiv.org/abs/2203.16634)); and the softmax on the scores is
+its only elementwise non-linearity: once the weights are fixed, each output
+is a linear mix of linearly mapped values, and no function such as a GELU
+is applied to a position's vector.
 A *transformer layer*,
 or *block*, adds what is missing around attention: a *residual connection*
 and a *LayerNorm* around each sublayer, and a *feed-forward network* after

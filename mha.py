@@ -221,14 +221,14 @@ def try_one_head_for_both() -> None:
 
 #| try_one_head_for_both()
 
-# `attention()` divides this head's scores by $\sqrt 4$ rather than each
-# head's $\sqrt 2$, so its scaled scores are the two heads' scaled scores
-# added and divided by $\sqrt 2$. Where the two heads want different words,
-# the one head splits its weight between them: the rows of `cats` and
-# `mice` put about half on each. A head gives each query one softmax row of
-# weights summing to 1, so it cannot put most of one query's weight on two
-# different words. Two heads give the query two rows, as the last two rows
-# show for `mice`: head 0 on `chase`, head 1 on `small`; and $W^O$ keeps both.
+# `attention()` divides this head's scores by $\sqrt 4$ rather than each head's
+# $\sqrt 2$, so its scaled scores are the two heads' scaled scores added and
+# divided by $\sqrt 2$. Where the two heads want different words, the one head
+# splits its weight between them: the rows of `cats` and `mice` put about half
+# on each. A head gives each query one softmax row of weights summing to 1, so
+# two words cannot each get most of one query's weight: what one gains, the
+# other loses. Two heads give the query two rows, as the last two rows show for
+# `mice`: head 0 on `chase`, head 1 on `small`; and $W^O$ keeps both.
 
 # ## A minimal module
 #

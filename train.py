@@ -205,9 +205,10 @@ def get_batch(data, cfg: Config, rng: torch.Generator, rank: int, world: int):
 # training text more than once, and its validation-minus-training gap grew (the run
 # table above). That may be fitting, or a change of text: the validation text is the
 # corpus's last tenth, mostly plays the training text does not hold (most of its
-# speakers, below, `ROMEO` among them, never speak before the cut). This run does not
-# tell the two apart. The `dropout-0.1` [ablation](#what-each-choice-is-worth) is a
-# shorter run, with fewer passes over the text (the line above its table).
+# speakers, `ROMEO` among them, never speak before the cut: the line under the code).
+# This run does not tell the two apart. The `dropout-0.1`
+# [ablation](#what-each-choice-is-worth) is a shorter run, with fewer passes over the
+# text (the line above its table).
 #| recorded.unseen_speakers(PRESETS["cpu"], split)
 
 
@@ -326,12 +327,14 @@ class CharTransformer(nn.Module):
 # (`trainkit/baselines.py`). The trigram and the 5-gram see two and four characters
 # back; the transformer, those before it in its window, up to `context`. The pass of
 # [What you will get](#what-you-will-get), by how many it had, beside the 5-gram on the
-# same characters (±: the standard error of their difference, over the windows):
+# same characters (±: the standard error of the mean difference, over the windows):
 
 #| recorded.by_context(PRESETS["cpu"], split)
 
-# Up to four the model loses to the 5-gram; from five on it leads, by more each row up
-# to 33–64 (by more than the ± past 9–16): more than sixteen characters still help it.
+# With four characters or fewer before it the model is behind the 5-gram (at four,
+# within two ±); from the 5–8 row on it leads, and from 9–16 on by several ±. The lead
+# grows up to the 33–64 row and then stops: characters further back than sixteen still
+# seem to help it.
 # Its own column moves little past 9–16, but the rows' characters differ in difficulty
 # (the 5-gram's column, one model throughout, moves more), so the lead is the measure.
 # Yet its largest lead is small beside its margin over the trigram: at this size and

@@ -96,7 +96,7 @@ def unseen_speakers(cfg, split) -> None:
     new = [s for s in speeches if s not in known]
     most = sorted(set(new), key=lambda s: (-new.count(s), s))[:6]
     line = tr(
-        "validation speakers never named in the training text: {n} of {total},"
+        "validation speakers with no speech in the training text: {n} of {total},"
         " with {s} of its {all} speeches ({names}, ...)"
     )
     print(line.format(n=len(set(new)), total=len(set(speeches)), s=len(new),
